@@ -1,0 +1,22 @@
+//! The kb rule language: text in, a syntax tree with source spans out.
+//!
+//! ```
+//! let rules = kb_dsl::parse(r#"
+//! fact phase: string "The pod's lifecycle phase" {
+//!   from pod.status.phase
+//! }
+//! "#, "phase.kb").unwrap();
+//! assert_eq!(rules.facts().next().unwrap().name.name, "phase");
+//! ```
+//!
+//! [`parse`] is the whole entry point. Problems come back all at once, each a
+//! located, coded [`Problem`] that renders with miette.
+
+pub mod ast;
+mod parse;
+pub mod problem;
+pub mod source;
+
+pub use parse::{MAX_NESTING, parse};
+pub use problem::{Code, Problem, Severity};
+pub use source::{Loc, Source};

@@ -1,0 +1,802 @@
+//! Text → [`RuleSet`]. The only module that touches pest's pairs.
+
+use std::sync::{Arc, LazyLock};
+
+use pest::Parser as _;
+use pest::iterators::{Pair, Pairs};
+use pest::pratt_parser::{Assoc, Op, PrattParser};
+
+use crate::ast::*;
+use crate::problem::{Code, Problem};
+use crate::source::{Loc, Source};
+
+#[derive(pest_derive::Parser)]
+#[grammar = "grammar.pest"]
+struct RuleParser;
+
+/// How deeply brackets and `not`s may nest, so parsing never exhausts the stack.
+pub const MAX_NESTING: usize = 64;
+
+/// Parses one rule file. Every problem in it is reported, not only the first.
+pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, Vec<Problem>> {
+    let src = Source::new(name, text);
+    if let Some(problem) = check_nesting(&src) {
+        return Err(vec![problem]);
+    }
+    let builder = Builder { src: &src, base: 0 };
+    match RuleParser::parse(Rule::file, text) {
+        Ok(pairs) => {
+            let mut problems = Vec::new();
+            let rules = builder.file(pairs, &mut problems);
+            if problems.is_empty() {
+                Ok(rules)
+            } else {
+                Err(problems)
+            }
+        }
+        Err(_) => Err(parse_in_chunks(&src)),
+    }
+}
+
+/// Parses each top-level declaration on its own, so that one syntax error
+/// does not hide the ones after it.
+fn parse_in_chunks(src: &Arc<Source>) -> Vec<Problem> {
+    let text = &*src.text;
+    let mut starts: Vec<usize> = vec![0];
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if offset > 0 && starts_declaration(line) {
+            starts.push(offset);
+        }
+        offset += line.len();
+    }
+    starts.push(text.len());
+    let mut problems = Vec::new();
+    for window in starts.windows(2) {
+        let &[start, end] = window else { continue };
+        let chunk = text.get(start..end).unwrap_or_default();
+        let builder = Builder { src, base: start };
+        match RuleParser::parse(Rule::file, chunk) {
+            Ok(pairs) => {
+                builder.file(pairs, &mut problems);
+            }
+            Err(error) => problems.push(builder.syntax_problem(&error)),
+        }
+    }
+    problems
+}
+
+fn starts_declaration(line: &str) -> bool {
+    ["input", "fact", "symptom", "check", "cause", "test"]
+        .iter()
+        .any(|keyword| {
+            line.strip_prefix(keyword)
+                .is_some_and(|rest| rest.starts_with([' ', '\t']))
+        })
+}
+
+/// Finds nesting too deep to parse with bounded stack: brackets, braces,
+/// parentheses and chains of `not`, outside strings and comments.
+fn check_nesting(src: &Arc<Source>) -> Option<Problem> {
+    let text = &*src.text;
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut nots = 0usize;
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        match byte {
+            b'#' => {
+                i = text.get(i..)?.find('\n').map_or(bytes.len(), |n| i + n);
+                continue;
+            }
+            b'"' if text.get(i..)?.starts_with("\"\"\"") => {
+                let close = text.get(i + 3..)?.find("\"\"\"");
+                i = close.map_or(bytes.len(), |n| i + 3 + n + 3);
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                while let Some(&b) = bytes.get(i) {
+                    match b {
+                        b'\\' => i += 2,
+                        b'"' | b'\n' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(too_deep(src, i, "brackets"));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'n' if text.get(i..)?.starts_with("not")
+                && !bytes
+                    .get(i + 3)
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                && !(i > 0
+                    && bytes.get(i - 1).is_some_and(|b| {
+                        b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.'
+                    })) =>
+            {
+                nots += 1;
+                if nots > MAX_NESTING {
+                    return Some(too_deep(src, i, "`not`s"));
+                }
+                i += 3;
+                continue;
+            }
+            b if b.is_ascii_whitespace() => {}
+            _ => nots = 0,
+        }
+        i += 1;
+    }
+    None
+}
+
+fn too_deep(src: &Arc<Source>, at: usize, what: &str) -> Problem {
+    let loc = Loc {
+        src: Arc::clone(src),
+        start: at,
+        end: at + 1,
+    };
+    Problem::error(
+        Code::TooDeep,
+        &loc,
+        format!("{what} are nested more than {MAX_NESTING} deep"),
+    )
+    .with_label("too deep from here on")
+    .with_help("split the condition into several facts or checks")
+}
+
+static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
+    PrattParser::new()
+        .op(Op::infix(Rule::or_op, Assoc::Left))
+        .op(Op::infix(Rule::and_op, Assoc::Left))
+        .op(Op::prefix(Rule::not_op))
+        .op(Op::infix(Rule::eq, Assoc::Left)
+            | Op::infix(Rule::ne, Assoc::Left)
+            | Op::infix(Rule::lt, Assoc::Left)
+            | Op::infix(Rule::le, Assoc::Left)
+            | Op::infix(Rule::gt, Assoc::Left)
+            | Op::infix(Rule::ge, Assoc::Left)
+            | Op::infix(Rule::contains, Assoc::Left)
+            | Op::infix(Rule::starts_with, Assoc::Left)
+            | Op::infix(Rule::ends_with, Assoc::Left)
+            | Op::infix(Rule::matches, Assoc::Left)
+            | Op::infix(Rule::in_op, Assoc::Left)
+            | Op::infix(Rule::not_in, Assoc::Left))
+});
+
+type Result<T> = std::result::Result<T, Box<Problem>>;
+
+/// Turns pairs into AST nodes; `base` is where the parsed text starts in the file.
+struct Builder<'s> {
+    src: &'s Arc<Source>,
+    base: usize,
+}
+
+impl Builder<'_> {
+    fn loc(&self, pair: &Pair<'_, Rule>) -> Loc {
+        let span = pair.as_span();
+        Loc {
+            src: Arc::clone(self.src),
+            start: self.base + span.start(),
+            end: self.base + span.end(),
+        }
+    }
+
+    fn internal(&self, pair: &Pair<'_, Rule>, what: &str) -> Box<Problem> {
+        Box::new(Problem::error(
+            Code::Internal,
+            &self.loc(pair),
+            format!(
+                "internal error: unexpected {:?} while reading {what}",
+                pair.as_rule()
+            ),
+        ))
+    }
+
+    /// The next child, which the grammar guarantees.
+    fn child<'i>(
+        &self,
+        parent: &Pair<'i, Rule>,
+        pairs: &mut Pairs<'i, Rule>,
+    ) -> Result<Pair<'i, Rule>> {
+        pairs.next().ok_or_else(|| {
+            Box::new(Problem::error(
+                Code::Internal,
+                &self.loc(parent),
+                format!("internal error: {:?} ended early", parent.as_rule()),
+            ))
+        })
+    }
+
+    fn file(&self, pairs: Pairs<'_, Rule>, problems: &mut Vec<Problem>) -> RuleSet {
+        let mut rules = RuleSet::default();
+        for pair in pairs.flatten().filter(|p| is_item(p.as_rule())) {
+            match self.item(pair) {
+                Ok(item) => rules.items.push(item),
+                Err(problem) => problems.push(*problem),
+            }
+        }
+        rules
+    }
+
+    fn item(&self, pair: Pair<'_, Rule>) -> Result<Item> {
+        Ok(match pair.as_rule() {
+            Rule::input_decl => Item::Input(self.input(pair)?),
+            Rule::fact_decl => Item::Fact(self.fact(pair)?),
+            Rule::symptom_decl => Item::Symptom(self.symptom(pair)?),
+            Rule::check_decl => Item::Check(self.check(pair)?),
+            Rule::cause_decl => Item::Cause(self.cause(pair)?),
+            Rule::test_decl => Item::Test(self.test(pair)?),
+            _ => return Err(self.internal(&pair, "a declaration")),
+        })
+    }
+
+    fn input(&self, pair: Pair<'_, Rule>) -> Result<InputDecl> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner();
+        let name = self.ident(self.child(&pair, &mut inner)?);
+        let title = inner.next().map(|p| self.text(p)).transpose()?;
+        Ok(InputDecl { name, title, loc })
+    }
+
+    fn fact(&self, pair: Pair<'_, Rule>) -> Result<FactDecl> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner();
+        let name = self.ident(self.child(&pair, &mut inner)?);
+        let ty = self.ty(self.child(&pair, &mut inner)?)?;
+        let title = self.text(self.child(&pair, &mut inner)?)?;
+        let mut fact = FactDecl {
+            name,
+            ty,
+            title,
+            explain: None,
+            from: None,
+            gather: None,
+            loc,
+        };
+        for clause in inner {
+            match clause.as_rule() {
+                Rule::from_clause => fact.from = Some(self.expr(self.only_child(clause)?)?),
+                Rule::gather_clause => fact.gather = Some(self.string(self.only_child(clause)?)?),
+                Rule::explain_clause => fact.explain = Some(self.text(self.only_child(clause)?)?),
+                _ => return Err(self.internal(&clause, "a fact")),
+            }
+        }
+        Ok(fact)
+    }
+
+    fn ty(&self, pair: Pair<'_, Rule>) -> Result<Type> {
+        match pair.clone().into_inner().next() {
+            Some(list) if list.as_rule() == Rule::list_ty => {
+                let element = self.only_child(list)?;
+                Ok(Type::List(Box::new(self.ty(element)?)))
+            }
+            _ => match pair.as_str() {
+                "string" => Ok(Type::String),
+                "number" => Ok(Type::Number),
+                "bool" => Ok(Type::Bool),
+                "object" => Ok(Type::Object),
+                _ => Err(self.internal(&pair, "a type")),
+            },
+        }
+    }
+
+    fn symptom(&self, pair: Pair<'_, Rule>) -> Result<Symptom> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner();
+        let id = self.ident(self.child(&pair, &mut inner)?);
+        let title = self.text(self.child(&pair, &mut inner)?)?;
+        let mut symptom = Symptom {
+            id,
+            title,
+            explain: None,
+            when: None,
+            checks: Vec::new(),
+            loc,
+        };
+        for clause in inner {
+            match clause.as_rule() {
+                Rule::explain_clause => {
+                    symptom.explain = Some(self.text(self.only_child(clause)?)?)
+                }
+                Rule::when_clause => symptom.when = Some(self.expr(self.only_child(clause)?)?),
+                Rule::check_block => symptom.checks.push(self.check(clause)?),
+                _ => return Err(self.internal(&clause, "a symptom")),
+            }
+        }
+        Ok(symptom)
+    }
+
+    fn check(&self, pair: Pair<'_, Rule>) -> Result<Check> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner().peekable();
+        let id = match inner.peek() {
+            Some(p) if p.as_rule() == Rule::id => inner.next().map(|p| self.ident(p)),
+            _ => None,
+        };
+        let title_pair = inner
+            .next()
+            .ok_or_else(|| self.internal(&pair, "a check's title"))?;
+        let mut check = Check {
+            id,
+            title: self.text(title_pair)?,
+            explain: None,
+            gather: None,
+            branches: Vec::new(),
+            loc,
+        };
+        for clause in inner {
+            match clause.as_rule() {
+                Rule::explain_clause => check.explain = Some(self.text(self.only_child(clause)?)?),
+                Rule::gather_clause => check.gather = Some(self.string(self.only_child(clause)?)?),
+                Rule::if_branch | Rule::else_branch => check.branches.push(self.branch(clause)?),
+                _ => return Err(self.internal(&clause, "a check")),
+            }
+        }
+        Ok(check)
+    }
+
+    fn branch(&self, pair: Pair<'_, Rule>) -> Result<Branch> {
+        let loc = self.loc(&pair);
+        let is_if = pair.as_rule() == Rule::if_branch;
+        let mut inner = pair.clone().into_inner();
+        let condition = if is_if {
+            Some(self.expr(self.child(&pair, &mut inner)?)?)
+        } else {
+            None
+        };
+        let target = self.child(&pair, &mut inner)?;
+        let target = match target.as_rule() {
+            Rule::cause_ref => Target::Cause(self.ident(target)),
+            Rule::check_ref => Target::CheckRef(self.ident(self.only_child(target)?)),
+            Rule::check_block => Target::Check(Box::new(self.check(target)?)),
+            _ => return Err(self.internal(&target, "a branch")),
+        };
+        Ok(Branch {
+            condition,
+            target,
+            loc,
+        })
+    }
+
+    fn cause(&self, pair: Pair<'_, Rule>) -> Result<Cause> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner();
+        let id = self.ident(self.child(&pair, &mut inner)?);
+        let title = self.text(self.child(&pair, &mut inner)?)?;
+        let mut cause = Cause {
+            id,
+            title,
+            explain: None,
+            fixes: Vec::new(),
+            loc,
+        };
+        for clause in inner {
+            match clause.as_rule() {
+                Rule::explain_clause => cause.explain = Some(self.text(self.only_child(clause)?)?),
+                Rule::fix_block => cause.fixes.push(self.fix(clause)?),
+                _ => return Err(self.internal(&clause, "a cause")),
+            }
+        }
+        Ok(cause)
+    }
+
+    fn fix(&self, pair: Pair<'_, Rule>) -> Result<Fix> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner();
+        let title = self.text(self.child(&pair, &mut inner)?)?;
+        let steps = inner.map(|step| self.step(step)).collect::<Result<_>>()?;
+        Ok(Fix { title, steps, loc })
+    }
+
+    fn step(&self, pair: Pair<'_, Rule>) -> Result<Step> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner();
+        let text = self.text(self.child(&pair, &mut inner)?)?;
+        let mut step = Step {
+            text,
+            run: None,
+            risk: None,
+            loc,
+        };
+        for clause in inner {
+            match clause.as_rule() {
+                Rule::run_clause => step.run = Some(self.string(self.only_child(clause)?)?),
+                Rule::risk_clause => step.risk = Some(self.text(self.only_child(clause)?)?),
+                _ => return Err(self.internal(&clause, "a step")),
+            }
+        }
+        Ok(step)
+    }
+
+    fn test(&self, pair: Pair<'_, Rule>) -> Result<Test> {
+        let loc = self.loc(&pair);
+        let mut inner = pair.clone().into_inner();
+        let name = self.string(self.child(&pair, &mut inner)?)?;
+        let mut test = Test {
+            name,
+            input: None,
+            given: None,
+            expects: Vec::new(),
+            loc,
+        };
+        for clause in inner {
+            match clause.as_rule() {
+                Rule::input_clause => {
+                    let value = self.only_child(clause)?;
+                    test.input = Some(match value.as_rule() {
+                        Rule::json_object => TestInput::Inline(self.json(value)?),
+                        _ => TestInput::File(self.string(value)?),
+                    });
+                }
+                Rule::given_clause => test.given = Some(self.json(self.only_child(clause)?)?),
+                Rule::expect_clause => test.expects.push(self.expect(clause)?),
+                _ => return Err(self.internal(&clause, "a test")),
+            }
+        }
+        Ok(test)
+    }
+
+    fn expect(&self, pair: Pair<'_, Rule>) -> Result<Expect> {
+        let loc = self.loc(&pair);
+        let mut negated = false;
+        let mut id = None;
+        let mut status = ExpectedStatus::Confirmed;
+        for part in pair.into_inner() {
+            match part.as_rule() {
+                Rule::expect_none => return Ok(Expect::NoneConfirmed(loc)),
+                Rule::negation => negated = true,
+                Rule::id => id = Some(self.ident(part)),
+                Rule::status if part.as_str() == "possible" => status = ExpectedStatus::Possible,
+                Rule::status => status = ExpectedStatus::Confirmed,
+                _ => return Err(self.internal(&part, "an expectation")),
+            }
+        }
+        let id = id.ok_or_else(|| {
+            Box::new(Problem::error(
+                Code::Internal,
+                &loc,
+                "internal error: expect without id",
+            ))
+        })?;
+        Ok(if negated {
+            Expect::Absent(id)
+        } else {
+            Expect::Reported { id, status }
+        })
+    }
+
+    fn json(&self, pair: Pair<'_, Rule>) -> Result<Json> {
+        let loc = self.loc(&pair);
+        match serde_json::from_str(pair.as_str()) {
+            Ok(value) => Ok(Json { value, loc }),
+            Err(error) => Err(Box::new(
+                Problem::error(Code::BadJson, &loc, format!("invalid JSON: {error}"))
+                    .with_help("inline JSON follows JSON's rules: no comments, no trailing commas"),
+            )),
+        }
+    }
+
+    fn only_child<'i>(&self, pair: Pair<'i, Rule>) -> Result<Pair<'i, Rule>> {
+        let mut inner = pair.clone().into_inner();
+        self.child(&pair, &mut inner)
+    }
+
+    fn ident(&self, pair: Pair<'_, Rule>) -> Ident {
+        Ident {
+            name: pair.as_str().to_owned(),
+            loc: self.loc(&pair),
+        }
+    }
+
+    fn text(&self, pair: Pair<'_, Rule>) -> Result<Text> {
+        let mut inner = pair.clone().into_inner();
+        let en = self.string(self.child(&pair, &mut inner)?)?;
+        let zh = inner.next().map(|p| self.string(p)).transpose()?;
+        Ok(Text { en, zh })
+    }
+
+    fn string(&self, pair: Pair<'_, Rule>) -> Result<Str> {
+        let loc = self.loc(&pair);
+        let raw = pair.as_str();
+        let value = if pair.as_rule() == Rule::long_string {
+            dedent(raw.get(3..raw.len().saturating_sub(3)).unwrap_or_default())
+        } else if !raw.contains('\\') {
+            raw.get(1..raw.len().saturating_sub(1))
+                .unwrap_or_default()
+                .to_owned()
+        } else {
+            serde_json::from_str(&raw.replace('\t', "\\t")).map_err(|error| {
+                Box::new(
+                    Problem::error(Code::BadString, &loc, format!("invalid string: {error}"))
+                        .with_help("escapes are those of JSON: \\\" \\\\ \\n \\t \\uXXXX"),
+                )
+            })?
+        };
+        Ok(Str { value, loc })
+    }
+
+    fn expr(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+        PRATT
+            .map_primary(|primary| self.postfix(primary))
+            .map_prefix(|op, rhs| {
+                let rhs = rhs?;
+                let loc = self.join(&self.loc(&op), &rhs.loc);
+                Ok(Expr {
+                    kind: ExprKind::Not(Box::new(rhs)),
+                    loc,
+                })
+            })
+            .map_infix(|lhs, op, rhs| {
+                let (lhs, rhs) = (lhs?, rhs?);
+                let op = match op.as_rule() {
+                    Rule::or_op => BinOp::Or,
+                    Rule::and_op => BinOp::And,
+                    Rule::eq => BinOp::Eq,
+                    Rule::ne => BinOp::Ne,
+                    Rule::lt => BinOp::Lt,
+                    Rule::le => BinOp::Le,
+                    Rule::gt => BinOp::Gt,
+                    Rule::ge => BinOp::Ge,
+                    Rule::contains => BinOp::Contains,
+                    Rule::starts_with => BinOp::StartsWith,
+                    Rule::ends_with => BinOp::EndsWith,
+                    Rule::matches => BinOp::Matches,
+                    Rule::in_op => BinOp::In,
+                    Rule::not_in => BinOp::NotIn,
+                    _ => return Err(self.internal(&op, "an operator")),
+                };
+                let loc = self.join(&lhs.loc, &rhs.loc);
+                Ok(Expr {
+                    kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                    loc,
+                })
+            })
+            .parse(pair.into_inner())
+    }
+
+    fn join(&self, first: &Loc, last: &Loc) -> Loc {
+        Loc {
+            src: Arc::clone(self.src),
+            start: first.start,
+            end: last.end,
+        }
+    }
+
+    fn postfix(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+        let mut inner = pair.clone().into_inner();
+        let mut expr = self.primary(self.child(&pair, &mut inner)?)?;
+        for accessor in inner {
+            let loc = self.join(&expr.loc, &self.loc(&accessor));
+            let kind = match accessor.as_rule() {
+                Rule::field_access => {
+                    let field = self.only_child(accessor)?;
+                    ExprKind::Field(Box::new(expr), field.as_str().to_owned())
+                }
+                Rule::bracket => {
+                    let index = self.expr(self.only_child(accessor)?)?;
+                    ExprKind::Bracket(Box::new(expr), Box::new(index))
+                }
+                _ => return Err(self.internal(&accessor, "an accessor")),
+            };
+            expr = Expr { kind, loc };
+        }
+        Ok(expr)
+    }
+
+    fn primary(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+        let loc = self.loc(&pair);
+        let kind = match pair.as_rule() {
+            Rule::boolean => ExprKind::Bool(pair.as_str() == "true"),
+            Rule::number => match pair.as_str().parse::<f64>() {
+                Ok(n) if n.is_finite() => ExprKind::Number(n),
+                _ => {
+                    return Err(Box::new(
+                        Problem::error(Code::Syntax, &loc, "number out of range")
+                            .with_label("not a finite number"),
+                    ));
+                }
+            },
+            Rule::string => ExprKind::String(self.string(pair)?.value),
+            Rule::list => ExprKind::List(
+                pair.into_inner()
+                    .map(|p| self.expr(p))
+                    .collect::<Result<_>>()?,
+            ),
+            Rule::call => {
+                let mut inner = pair.clone().into_inner();
+                let name = self.ident(self.child(&pair, &mut inner)?);
+                let args = inner.map(|p| self.expr(p)).collect::<Result<_>>()?;
+                ExprKind::Call(name, args)
+            }
+            Rule::relative => ExprKind::Relative(pair.as_str().trim_start_matches('.').to_owned()),
+            Rule::name => ExprKind::Name(pair.as_str().to_owned()),
+            Rule::expr => return self.expr(pair),
+            _ => return Err(self.internal(&pair, "an expression")),
+        };
+        Ok(Expr { kind, loc })
+    }
+
+    /// Turns pest's error into a problem worded for people.
+    fn syntax_problem(&self, error: &pest::error::Error<Rule>) -> Problem {
+        let chunk_len = error.line().len();
+        let at = match error.location {
+            pest::error::InputLocation::Pos(p) => p,
+            pest::error::InputLocation::Span((s, _)) => s,
+        };
+        let text = &self.src.text;
+        let start = self.base + at;
+        let found = found_at(text.get(start..).unwrap_or_default());
+        let loc = Loc {
+            src: Arc::clone(self.src),
+            start,
+            end: start + found.len().max(usize::from(chunk_len == 0)),
+        };
+        let expected = match &error.variant {
+            pest::error::ErrorVariant::ParsingError { positives, .. } => {
+                let mut words: Vec<&str> = positives.iter().map(|r| describe(*r)).collect();
+                words.sort_unstable();
+                words.dedup();
+                words
+            }
+            pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
+        };
+        let found_words = if found.is_empty() {
+            String::from("end of file")
+        } else {
+            format!("`{found}`")
+        };
+        let message = if expected.is_empty() {
+            format!("unexpected {found_words}")
+        } else {
+            format!("expected {}, found {found_words}", one_of(&expected))
+        };
+        let mut problem = Problem::error(Code::Syntax, &loc, message).with_label(format!(
+            "expected {}",
+            one_of(&expected).trim_start_matches("one of ")
+        ));
+        if let Some(hint) = suggest_keyword(found, &expected) {
+            problem = problem.with_help(format!("did you mean `{hint}`?"));
+        }
+        problem
+    }
+}
+
+fn is_item(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::input_decl
+            | Rule::fact_decl
+            | Rule::symptom_decl
+            | Rule::check_decl
+            | Rule::cause_decl
+            | Rule::test_decl
+    )
+}
+
+/// The word or symbol at the start of `rest`.
+fn found_at(rest: &str) -> &str {
+    let word_len: usize = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        .map(char::len_utf8)
+        .sum();
+    if word_len > 0 {
+        return rest.get(..word_len).unwrap_or_default();
+    }
+    rest.chars()
+        .next()
+        .map_or("", |c| rest.get(..c.len_utf8()).unwrap_or_default())
+}
+
+fn one_of(words: &[&str]) -> String {
+    match words {
+        [] => String::from("something else"),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// A keyword the author probably meant, for a misspelled one.
+fn suggest_keyword(found: &str, expected: &[&str]) -> Option<String> {
+    if found.len() < 2 {
+        return None;
+    }
+    expected
+        .iter()
+        .filter_map(|word| word.strip_prefix('`')?.strip_suffix('`'))
+        .filter(|keyword| keyword.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
+        .map(|keyword| (strsim::damerau_levenshtein(found, keyword), keyword))
+        .filter(|(distance, keyword)| *distance > 0 && *distance <= 2.min(keyword.len() / 2))
+        .min()
+        .map(|(_, keyword)| keyword.to_owned())
+}
+
+/// Grammar rules in words.
+fn describe(rule: Rule) -> &'static str {
+    match rule {
+        Rule::EOI => "end of file",
+        Rule::input_decl => "`input`",
+        Rule::fact_decl => "`fact`",
+        Rule::symptom_decl => "`symptom`",
+        Rule::check_decl | Rule::check_block | Rule::check_ref => "`check`",
+        Rule::cause_decl => "`cause`",
+        Rule::test_decl => "`test`",
+        Rule::name => "a name",
+        Rule::field => "a field name",
+        Rule::id => "an id",
+        Rule::string | Rule::long_string | Rule::text | Rule::string_inner => "a string",
+        Rule::number => "a number",
+        Rule::ty | Rule::list_ty => "a type (`string`, `number`, `bool`, `object` or `list<…>`)",
+        Rule::from_clause => "`from`",
+        Rule::gather_clause => "`gather`",
+        Rule::explain_clause => "`explain`",
+        Rule::when_clause => "`when`",
+        Rule::if_branch => "`if`",
+        Rule::else_branch => "`else`",
+        Rule::cause_ref => "a cause id",
+        Rule::fix_block => "`fix`",
+        Rule::step => "`step`",
+        Rule::run_clause => "`run`",
+        Rule::risk_clause => "`risk`",
+        Rule::input_clause => "`input`",
+        Rule::given_clause => "`given`",
+        Rule::expect_clause => "`expect`",
+        Rule::expect_none => "`none`",
+        Rule::negation => "`not`",
+        Rule::status => "`confirmed` or `possible`",
+        Rule::json_object => "a JSON object",
+        Rule::json_array | Rule::json_literal => "a JSON value",
+        Rule::expr | Rule::postfix => "an expression",
+        Rule::not_op => "`not`",
+        Rule::or_op
+        | Rule::and_op
+        | Rule::eq
+        | Rule::ne
+        | Rule::le
+        | Rule::ge
+        | Rule::lt
+        | Rule::gt
+        | Rule::contains
+        | Rule::starts_with
+        | Rule::ends_with
+        | Rule::matches
+        | Rule::in_op
+        | Rule::not_in => "an operator",
+        Rule::field_access | Rule::bracket => "`.` or `[`",
+        Rule::boolean => "`true` or `false`",
+        Rule::list => "a list",
+        Rule::call => "a function call",
+        Rule::relative => "`.field`",
+        _ => "something else",
+    }
+}
+
+/// Removes the indentation common to every non-blank line, and the blank
+/// first and last lines of a `"""` string.
+fn dedent(raw: &str) -> String {
+    let raw = raw
+        .strip_prefix('\n')
+        .or_else(|| raw.strip_prefix("\r\n"))
+        .unwrap_or(raw);
+    let lines: Vec<&str> = raw.lines().collect();
+    let indent = lines
+        .iter()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out: Vec<&str> = lines
+        .iter()
+        .map(|line| line.get(indent..).unwrap_or_else(|| line.trim_start()))
+        .collect();
+    while out.last().is_some_and(|line| line.trim().is_empty()) {
+        out.pop();
+    }
+    out.join("\n")
+}
