@@ -1,0 +1,443 @@
+//! AST expressions → [`CExpr`]: names resolved, types checked.
+
+use std::collections::HashMap;
+
+use kb_dsl::ast::{BinOp, Expr, ExprKind};
+use kb_dsl::{Code, Loc, Problem};
+
+use super::suggest;
+use crate::expr::{CExpr, Cmp};
+use crate::kb::{FactId, Name};
+use crate::types::Ty;
+
+/// The largest compiled regular expression a rule may use.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// Compiles expressions in one setting: a fact's derivation may read inputs,
+/// a condition reads facts only.
+pub(super) struct ExprCompiler<'c> {
+    pub names: &'c HashMap<String, (Name, Loc)>,
+    pub fact_types: &'c [Ty],
+    pub allow_inputs: bool,
+    pub problems: &'c mut Vec<Problem>,
+    /// The facts read, in order of first use.
+    pub reads: Vec<FactId>,
+    elements: Vec<Ty>,
+}
+
+type Typed = Option<(CExpr, Ty)>;
+
+impl<'c> ExprCompiler<'c> {
+    pub fn new(
+        names: &'c HashMap<String, (Name, Loc)>,
+        fact_types: &'c [Ty],
+        allow_inputs: bool,
+        problems: &'c mut Vec<Problem>,
+    ) -> Self {
+        Self {
+            names,
+            fact_types,
+            allow_inputs,
+            problems,
+            reads: Vec::new(),
+            elements: Vec::new(),
+        }
+    }
+
+    /// A condition: an expression of type `bool`.
+    pub fn condition(&mut self, expr: &Expr) -> Option<CExpr> {
+        let (compiled, ty) = self.expr(expr)?;
+        self.expect(expr, &Ty::Bool, &ty, "a condition")?;
+        Some(compiled)
+    }
+
+    fn error<T>(&mut self, code: Code, loc: &Loc, message: String) -> Option<T> {
+        self.problems.push(Problem::error(code, loc, message));
+        None
+    }
+
+    fn expect(&mut self, expr: &Expr, want: &Ty, got: &Ty, role: &str) -> Option<()> {
+        if want.accepts(got) {
+            return Some(());
+        }
+        self.problems.push(
+            Problem::error(
+                Code::TypeMismatch,
+                &expr.loc,
+                format!(
+                    "{role} must be {}, but `{}` is {got}",
+                    article(want),
+                    expr.loc.text()
+                ),
+            )
+            .with_label(format!("this is {got}")),
+        );
+        None
+    }
+
+    pub fn expr(&mut self, expr: &Expr) -> Typed {
+        match &expr.kind {
+            ExprKind::Bool(b) => Some((CExpr::Bool(*b), Ty::Bool)),
+            ExprKind::Number(n) => Some((CExpr::Number(*n), Ty::Number)),
+            ExprKind::String(s) => Some((CExpr::Text(s.as_str().into()), Ty::String)),
+            ExprKind::List(items) => {
+                let mut compiled = Vec::with_capacity(items.len());
+                let mut element: Option<Ty> = None;
+                for item in items {
+                    let (c, ty) = self.expr(item)?;
+                    element = Some(match element {
+                        Some(seen) if seen == ty => seen,
+                        Some(_) => Ty::Any,
+                        None => ty,
+                    });
+                    compiled.push(c);
+                }
+                Some((
+                    CExpr::List(compiled),
+                    Ty::List(Box::new(element.unwrap_or(Ty::Any))),
+                ))
+            }
+            ExprKind::Name(name) => self.name(expr, name),
+            ExprKind::Relative(field) => {
+                let Some(element) = self.elements.last().cloned() else {
+                    self.problems.push(
+                        Problem::error(
+                            Code::RelativeOutsideElement,
+                            &expr.loc,
+                            format!("`{}` has no list element to refer to", expr.loc.text()),
+                        )
+                        .with_help("`.field` works inside a filter `list[.field == …]` or a predicate `any(list, .field == …)`"),
+                    );
+                    return None;
+                };
+                if field.is_empty() {
+                    Some((CExpr::Element, element))
+                } else {
+                    self.field(expr, CExpr::Element, &element, field)
+                }
+            }
+            ExprKind::Field(of, field) => {
+                let (compiled, ty) = self.expr(of)?;
+                self.field(expr, compiled, &ty, field)
+            }
+            ExprKind::Bracket(of, inner) => self.bracket(expr, of, inner),
+            ExprKind::Call(name, args) => self.call(expr, &name.name, &name.loc, args),
+            ExprKind::Not(inner) => {
+                let compiled = self.condition(inner)?;
+                Some((CExpr::Not(Box::new(compiled)), Ty::Bool))
+            }
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b),
+        }
+    }
+
+    fn name(&mut self, expr: &Expr, name: &str) -> Typed {
+        match self.names.get(name) {
+            Some((Name::Fact(id), _)) => {
+                if !self.reads.contains(id) {
+                    self.reads.push(*id);
+                }
+                let ty = self.fact_types.get(id.0).cloned().unwrap_or(Ty::Any);
+                Some((CExpr::Fact(*id), ty))
+            }
+            Some((Name::Input(id), _)) if self.allow_inputs => Some((CExpr::Input(*id), Ty::Any)),
+            Some((Name::Input(_), _)) => {
+                self.problems.push(
+                    Problem::error(
+                        Code::UnknownName,
+                        &expr.loc,
+                        format!("`{name}` is an input; conditions test facts"),
+                    )
+                    .with_label("an input, not a fact")
+                    .with_help(format!(
+                        "declare a fact that reads it, e.g. `fact my_fact: string \"…\" {{ from {name}.… }}`, and test that"
+                    )),
+                );
+                None
+            }
+            None => {
+                let candidates = self
+                    .names
+                    .iter()
+                    .filter(|(_, (kind, _))| self.allow_inputs || matches!(kind, Name::Fact(_)));
+                let mut problem = Problem::error(
+                    Code::UnknownName,
+                    &expr.loc,
+                    format!("unknown fact `{name}`"),
+                )
+                .with_label("not declared");
+                if let Some(similar) = suggest(name, candidates.map(|(n, _)| n.as_str())) {
+                    problem = problem.with_help(format!("did you mean `{similar}`?"));
+                } else {
+                    problem = problem.with_help(format!(
+                        "declare it: `fact {name}: string \"…\" {{ from … }}`"
+                    ));
+                }
+                self.problems.push(problem);
+                None
+            }
+        }
+    }
+
+    fn field(&mut self, expr: &Expr, of: CExpr, ty: &Ty, field: &str) -> Typed {
+        let result = match ty {
+            Ty::Any => Ty::Any,
+            Ty::Object => Ty::Any,
+            Ty::List(_) => Ty::List(Box::new(Ty::Any)),
+            other => {
+                return self.error(
+                    Code::TypeMismatch,
+                    &expr.loc,
+                    format!(
+                        "`{}` reads field `{field}` of {}, which has no fields",
+                        expr.loc.text(),
+                        article(other)
+                    ),
+                );
+            }
+        };
+        Some((CExpr::Field(Box::new(of), field.into()), result))
+    }
+
+    fn bracket(&mut self, expr: &Expr, of: &Expr, inner: &Expr) -> Typed {
+        let (compiled_of, of_ty) = self.expr(of)?;
+        if let ExprKind::String(key) = &inner.kind {
+            return self.field(expr, compiled_of, &of_ty, key);
+        }
+        let Some(element) = of_ty.element() else {
+            return self.error(
+                Code::TypeMismatch,
+                &of.loc,
+                format!(
+                    "`{}` is {of_ty}, not a list to index or filter",
+                    of.loc.text()
+                ),
+            );
+        };
+        self.elements.push(element.clone());
+        let compiled_inner = self.expr(inner);
+        self.elements.pop();
+        let (compiled_inner, inner_ty) = compiled_inner?;
+        match inner_ty {
+            Ty::Number => Some((CExpr::Index(Box::new(compiled_of), Box::new(compiled_inner)), element)),
+            Ty::Bool | Ty::Any => Some((CExpr::Filter(Box::new(compiled_of), Box::new(compiled_inner)), of_ty)),
+            other => {
+                self.error(
+                    Code::TypeMismatch,
+                    &inner.loc,
+                    format!("a bracket holds a key (a string), an index (a number) or a condition, not {other}"),
+                )
+            }
+        }
+    }
+
+    fn call(&mut self, expr: &Expr, name: &str, name_loc: &Loc, args: &[Expr]) -> Typed {
+        let arity = |n: usize| args.len() == n;
+        let ok_arity = match name {
+            "exists" | "first" | "last" | "len" | "lower" => arity(1),
+            "any" | "all" => arity(2),
+            "count" => arity(1) || arity(2),
+            _ => {
+                let mut problem = Problem::error(
+                    Code::UnknownFunction,
+                    name_loc,
+                    format!("unknown function `{name}`"),
+                )
+                .with_label("no such function");
+                if let Some(similar) = suggest(name, FUNCTIONS.iter().copied()) {
+                    problem = problem.with_help(format!("did you mean `{similar}`?"));
+                } else {
+                    problem =
+                        problem.with_help(format!("the functions are {}", FUNCTIONS.join(", ")));
+                }
+                self.problems.push(problem);
+                return None;
+            }
+        };
+        if !ok_arity {
+            return self.error(
+                Code::BadArguments,
+                &expr.loc,
+                format!("`{name}` takes {}, not {}", signature(name), args.len()),
+            );
+        }
+        let mut args = args.iter();
+        let first = args.next()?;
+        let (list, list_ty) = self.expr(first)?;
+        let boxed = Box::new(list);
+        match name {
+            "exists" => Some((CExpr::Exists(boxed), Ty::Bool)),
+            "len" => Some((CExpr::Len(boxed), Ty::Number)),
+            "lower" => {
+                self.expect(first, &Ty::String, &list_ty, "the argument of `lower`")?;
+                Some((CExpr::Lower(boxed), Ty::String))
+            }
+            "first" | "last" => {
+                let element = self.list_element(first, &list_ty)?;
+                let call = if name == "first" {
+                    CExpr::First(boxed)
+                } else {
+                    CExpr::Last(boxed)
+                };
+                Some((call, element))
+            }
+            _ => {
+                let element = self.list_element(first, &list_ty)?;
+                let predicate = match args.next() {
+                    Some(predicate) => {
+                        self.elements.push(element);
+                        let compiled = self.condition(predicate);
+                        self.elements.pop();
+                        Some(Box::new(compiled?))
+                    }
+                    None => None,
+                };
+                match (name, predicate) {
+                    ("count", predicate) => Some((CExpr::Count(boxed, predicate), Ty::Number)),
+                    ("any", Some(predicate)) => Some((CExpr::Any(boxed, predicate), Ty::Bool)),
+                    (_, Some(predicate)) => Some((CExpr::All(boxed, predicate), Ty::Bool)),
+                    (_, None) => None,
+                }
+            }
+        }
+    }
+
+    fn list_element(&mut self, expr: &Expr, ty: &Ty) -> Option<Ty> {
+        match ty.element() {
+            Some(element) => Some(element),
+            None => self.error(
+                Code::TypeMismatch,
+                &expr.loc,
+                format!("`{}` is {ty}, not a list", expr.loc.text()),
+            ),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Typed {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let left = self.condition(a);
+            let right = self.condition(b);
+            let (left, right) = (Box::new(left?), Box::new(right?));
+            let compiled = if op == BinOp::And {
+                CExpr::And(left, right)
+            } else {
+                CExpr::Or(left, right)
+            };
+            return Some((compiled, Ty::Bool));
+        }
+        if op == BinOp::Matches {
+            let (left, left_ty) = self.expr(a)?;
+            self.expect(a, &Ty::String, &left_ty, "the left side of `matches`")?;
+            let ExprKind::String(pattern) = &b.kind else {
+                return self.error(
+                    Code::BadRegex,
+                    &b.loc,
+                    String::from(
+                        "`matches` takes a regular expression written as a string literal",
+                    ),
+                );
+            };
+            let regex = match regex::RegexBuilder::new(pattern)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .build()
+            {
+                Ok(regex) => regex,
+                Err(error) => {
+                    self.problems.push(
+                        Problem::error(Code::BadRegex, &b.loc, String::from("invalid regular expression"))
+                            .with_label(first_line(&error.to_string()))
+                            .with_help("the syntax is that of Rust's `regex` crate; it has no look-around or backreferences"),
+                    );
+                    return None;
+                }
+            };
+            return Some((CExpr::Matches(Box::new(left), Box::new(regex)), Ty::Bool));
+        }
+        let left = self.expr(a);
+        let right = self.expr(b);
+        let ((left, left_ty), (right, right_ty)) = (left?, right?);
+        let ok = match op {
+            BinOp::Eq | BinOp::Ne => left_ty.accepts(&right_ty),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                let ordered = |t: &Ty| matches!(t, Ty::Number | Ty::String | Ty::Any);
+                ordered(&left_ty) && ordered(&right_ty) && left_ty.accepts(&right_ty)
+            }
+            BinOp::StartsWith | BinOp::EndsWith => {
+                Ty::String.accepts(&left_ty) && Ty::String.accepts(&right_ty)
+            }
+            BinOp::Contains => contains_ok(&left_ty, &right_ty),
+            BinOp::In | BinOp::NotIn => contains_ok(&right_ty, &left_ty),
+            BinOp::And | BinOp::Or | BinOp::Matches => true,
+        };
+        if !ok {
+            let loc = a.loc.clone();
+            let whole = Loc {
+                end: b.loc.end,
+                ..loc
+            };
+            self.problems.push(
+                Problem::error(
+                    Code::TypeMismatch,
+                    &whole,
+                    format!("`{}` cannot apply to {left_ty} and {right_ty}", op.symbol()),
+                )
+                .with_label(format!("{left_ty} {} {right_ty}", op.symbol())),
+            );
+            return None;
+        }
+        let (l, r) = (Box::new(left), Box::new(right));
+        let compiled = match op {
+            BinOp::Eq => CExpr::Compare(Cmp::Eq, l, r),
+            BinOp::Ne => CExpr::Compare(Cmp::Ne, l, r),
+            BinOp::Lt => CExpr::Compare(Cmp::Lt, l, r),
+            BinOp::Le => CExpr::Compare(Cmp::Le, l, r),
+            BinOp::Gt => CExpr::Compare(Cmp::Gt, l, r),
+            BinOp::Ge => CExpr::Compare(Cmp::Ge, l, r),
+            BinOp::Contains => CExpr::Contains(l, r),
+            BinOp::StartsWith => CExpr::StartsWith(l, r),
+            BinOp::EndsWith => CExpr::EndsWith(l, r),
+            BinOp::In => CExpr::In(l, r),
+            BinOp::NotIn => CExpr::Not(Box::new(CExpr::In(l, r))),
+            BinOp::And | BinOp::Or | BinOp::Matches => return None,
+        };
+        Some((compiled, Ty::Bool))
+    }
+}
+
+/// The functions expressions may call.
+pub(super) const FUNCTIONS: &[&str] = &[
+    "all", "any", "count", "exists", "first", "last", "len", "lower",
+];
+
+fn signature(name: &str) -> &'static str {
+    match name {
+        "any" | "all" => "a list and a condition",
+        "count" => "a list, and optionally a condition",
+        _ => "one argument",
+    }
+}
+
+fn contains_ok(haystack: &Ty, needle: &Ty) -> bool {
+    match haystack {
+        Ty::Any => true,
+        Ty::String => Ty::String.accepts(needle),
+        Ty::List(element) => element.accepts(needle),
+        _ => false,
+    }
+}
+
+fn article(ty: &Ty) -> String {
+    match ty {
+        Ty::Any => String::from("any value"),
+        Ty::Object | Ty::List(_) => format!("an {ty}").replace("an list", "a list"),
+        _ => format!("a {ty}"),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or(text)
+        .trim()
+        .to_owned()
+}

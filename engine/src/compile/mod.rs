@@ -1,0 +1,766 @@
+//! [`RuleSet`] → [`KnowledgeBase`]: names resolved, types checked, the
+//! decision graph built and validated. Every problem is reported at once.
+
+mod expr;
+
+use std::collections::HashMap;
+
+use kb_dsl::ast::{self, RuleSet, Target as AstTarget};
+use kb_dsl::{Code, Loc, Problem};
+use petgraph::algo::{tarjan_scc, toposort};
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::kb::*;
+use crate::template::Templates;
+use crate::types::Ty;
+use expr::ExprCompiler;
+
+/// Compiles rules into a knowledge base, or reports every problem found.
+/// Warnings of a successful compilation are kept in [`KnowledgeBase::warnings`].
+pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
+    let mut compiler = Compiler::default();
+    compiler.declare(rules);
+    compiler.compile_facts(rules);
+    compiler.compile_symptoms(rules);
+    compiler.compile_causes(rules);
+    compiler.validate_graph();
+    compiler.validate_tests(rules);
+    compiler.finish(rules)
+}
+
+/// The closest of `candidates` to `name`, if it is close enough to be a typo.
+pub(crate) fn suggest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), candidate))
+        .filter(|(distance, _)| *distance <= limit)
+        .min()
+        .map(|(_, candidate)| candidate)
+}
+
+#[derive(Default)]
+struct Compiler<'r> {
+    problems: Vec<Problem>,
+    names: HashMap<String, (Name, Loc)>,
+    ids: HashMap<String, (Id, Loc)>,
+    inputs: Vec<InputInfo>,
+    facts: Vec<FactInfo>,
+    fact_types: Vec<Ty>,
+    /// For each fact, the facts its derivation reads.
+    fact_reads: Vec<Vec<FactId>>,
+    symptoms: Vec<SymptomInfo>,
+    /// Every check in the AST, by `CheckId`, with its id.
+    check_asts: Vec<(&'r ast::Check, String)>,
+    /// The checks written directly in each symptom.
+    symptom_checks: Vec<Vec<CheckId>>,
+    checks: Vec<CheckInfo>,
+    causes: Vec<CauseInfo>,
+    graph: DiGraph<Node, Edge>,
+    templates: Option<Templates>,
+    /// Facts read by conditions and templates.
+    used: Vec<FactId>,
+}
+
+impl<'r> Compiler<'r> {
+    fn templates(&mut self) -> &mut Templates {
+        self.templates.get_or_insert_with(Templates::new)
+    }
+
+    fn declare_name(&mut self, name: &ast::Ident, what: Name) {
+        if let Some((_, first)) = self.names.get(&name.name) {
+            let problem = Problem::error(
+                Code::DuplicateId,
+                &name.loc,
+                format!("`{}` is declared twice", name.name),
+            )
+            .with_label("declared again here")
+            .with_related(first, "first declared here");
+            self.problems.push(problem);
+        } else {
+            self.names
+                .insert(name.name.clone(), (what, name.loc.clone()));
+        }
+    }
+
+    fn declare_id(&mut self, id: &str, loc: &Loc, what: Id) {
+        if let Some((_, first)) = self.ids.get(id) {
+            let problem =
+                Problem::error(Code::DuplicateId, loc, format!("id `{id}` is used twice"))
+                    .with_label("used again here")
+                    .with_related(first, "first used here")
+                    .with_help("symptoms, checks and causes share one namespace of ids");
+            self.problems.push(problem);
+        } else {
+            self.ids.insert(id.to_owned(), (what, loc.clone()));
+        }
+    }
+
+    /// Registers every name and id, so references resolve in any order.
+    fn declare(&mut self, rules: &'r RuleSet) {
+        for input in rules.inputs() {
+            let id = InputId(self.inputs.len());
+            self.declare_name(&input.name, Name::Input(id));
+            self.inputs.push(InputInfo {
+                name: input.name.name.clone(),
+                title: input.title.as_ref().map(LocalText::of),
+            });
+        }
+        for fact in rules.facts() {
+            let id = FactId(self.fact_types.len());
+            self.declare_name(&fact.name, Name::Fact(id));
+            self.fact_types.push(Ty::of(&fact.ty));
+        }
+        for (i, symptom) in rules.symptoms().enumerate() {
+            self.declare_id(&symptom.id.name, &symptom.id.loc, Id::Symptom(SymptomId(i)));
+            let mut counter = 0;
+            let mut top = Vec::new();
+            for check in &symptom.checks {
+                top.push(CheckId(self.check_asts.len()));
+                self.declare_check(check, &symptom.id.name, &mut counter);
+            }
+            self.symptom_checks.push(top);
+        }
+        for check in rules.checks() {
+            self.declare_check(check, "", &mut 0);
+        }
+        for (i, cause) in rules.causes().enumerate() {
+            self.declare_id(&cause.id.name, &cause.id.loc, Id::Cause(CauseId(i)));
+        }
+    }
+
+    fn declare_check(&mut self, check: &'r ast::Check, symptom: &str, counter: &mut usize) {
+        *counter += 1;
+        let id = match &check.id {
+            Some(id) => {
+                self.declare_id(&id.name, &id.loc, Id::Check(CheckId(self.check_asts.len())));
+                id.name.clone()
+            }
+            None => format!("{symptom}#{counter}"),
+        };
+        self.check_asts.push((check, id));
+        for branch in &check.branches {
+            if let AstTarget::Check(nested) = &branch.target {
+                self.declare_check(nested, symptom, counter);
+            }
+        }
+    }
+
+    fn expr_compiler(&mut self, allow_inputs: bool) -> ExprCompiler<'_> {
+        ExprCompiler::new(
+            &self.names,
+            &self.fact_types,
+            allow_inputs,
+            &mut self.problems,
+        )
+    }
+
+    fn compile_facts(&mut self, rules: &RuleSet) {
+        for fact in rules.facts() {
+            let id = FactId(self.facts.len());
+            let ty = self.fact_types.get(id.0).cloned().unwrap_or(Ty::Any);
+            let (from, reads) = match &fact.from {
+                Some(expr) => {
+                    let mut compiler = self.expr_compiler(true);
+                    let compiled = compiler.expr(expr);
+                    let reads = std::mem::take(&mut compiler.reads);
+                    if let Some((_, got)) = &compiled
+                        && !ty.accepts(got)
+                    {
+                        self.problems.push(
+                            Problem::error(
+                                Code::TypeMismatch,
+                                &expr.loc,
+                                format!(
+                                    "fact `{}` is declared {ty}, but its derivation is {got}",
+                                    fact.name.name
+                                ),
+                            )
+                            .with_label(format!("this is {got}")),
+                        );
+                    }
+                    (compiled.map(|(c, _)| c), reads)
+                }
+                None => (None, Vec::new()),
+            };
+            let gather = fact
+                .gather
+                .as_ref()
+                .and_then(|s| self.template(format!("fact/{}/gather", fact.name.name), s));
+            self.fact_reads.push(reads);
+            self.facts.push(FactInfo {
+                name: fact.name.name.clone(),
+                ty,
+                title: LocalText::of(&fact.title),
+                explain: fact.explain.as_ref().map(LocalText::of),
+                derivation: fact.from.as_ref().map(|e| e.loc.text().to_owned()),
+                gather,
+                from,
+                loc: fact.loc.clone(),
+            });
+        }
+        self.check_fact_cycles();
+    }
+
+    fn check_fact_cycles(&mut self) {
+        let mut graph = DiGraph::<FactId, ()>::new();
+        let nodes: Vec<NodeIndex> = (0..self.facts.len())
+            .map(|i| graph.add_node(FactId(i)))
+            .collect();
+        for (from, reads) in self.fact_reads.iter().enumerate() {
+            for read in reads {
+                if let (Some(&a), Some(&b)) = (nodes.get(from), nodes.get(read.0)) {
+                    graph.add_edge(a, b, ());
+                }
+            }
+        }
+        for component in tarjan_scc(&graph) {
+            let is_cycle = component.len() > 1
+                || component
+                    .first()
+                    .is_some_and(|&n| graph.find_edge(n, n).is_some());
+            if !is_cycle {
+                continue;
+            }
+            let mut members: Vec<&FactInfo> = component
+                .iter()
+                .filter_map(|&n| self.facts.get(graph[n].0))
+                .collect();
+            members.sort_by_key(|f| (f.loc.src.name.clone(), f.loc.start));
+            let Some((first, rest)) = members.split_first() else {
+                continue;
+            };
+            let names: Vec<String> = members.iter().map(|f| format!("`{}`", f.name)).collect();
+            let mut problem = Problem::error(
+                Code::Cycle,
+                &first.loc,
+                format!(
+                    "facts derive from each other in a loop: {}",
+                    names.join(" → ")
+                ),
+            )
+            .with_label("part of the loop")
+            .with_help("a fact must be derivable from the input without reading itself");
+            for other in rest {
+                problem = problem
+                    .with_related(&other.loc, format!("`{}` is part of the loop", other.name));
+            }
+            self.problems.push(problem);
+        }
+    }
+
+    /// Compiles a command template and checks that it uses facts only.
+    fn template(&mut self, key: String, source: &ast::Str) -> Option<Template> {
+        let names = match self.templates().add(key.clone(), source.value.clone()) {
+            Ok(names) => names,
+            Err(error) => {
+                self.problems.push(
+                    Problem::error(
+                        Code::BadTemplate,
+                        &source.loc,
+                        format!("invalid command template: {error}"),
+                    )
+                    .with_help("templates insert facts with `{{ fact_name }}`"),
+                );
+                return None;
+            }
+        };
+        let mut facts = Vec::new();
+        for name in names {
+            match self.names.get(&name) {
+                Some((Name::Fact(id), _)) => {
+                    facts.push(*id);
+                    self.used.push(*id);
+                }
+                _ => {
+                    let candidates = self
+                        .names
+                        .iter()
+                        .filter(|(_, (k, _))| matches!(k, Name::Fact(_)));
+                    let mut problem = Problem::error(
+                        Code::UnknownTemplateFact,
+                        &source.loc,
+                        format!("command template uses `{name}`, which is not a fact"),
+                    );
+                    if let Some(similar) = suggest(&name, candidates.map(|(n, _)| n.as_str())) {
+                        problem = problem.with_help(format!("did you mean `{similar}`?"));
+                    }
+                    self.problems.push(problem);
+                }
+            }
+        }
+        Some(Template {
+            source: source.value.clone(),
+            facts,
+            key,
+        })
+    }
+
+    fn compile_symptoms(&mut self, rules: &'r RuleSet) {
+        for symptom in rules.symptoms() {
+            let node = self
+                .graph
+                .add_node(Node::Symptom(SymptomId(self.symptoms.len())));
+            let (when, when_facts) = match &symptom.when {
+                Some(expr) => {
+                    let mut compiler = self.expr_compiler(false);
+                    let compiled = compiler.condition(expr);
+                    let reads = std::mem::take(&mut compiler.reads);
+                    self.used.extend(&reads);
+                    (compiled.unwrap_or(crate::expr::CExpr::Bool(false)), reads)
+                }
+                None => {
+                    self.problems.push(
+                        Problem::error(
+                            Code::SymptomWithoutWhen,
+                            &symptom.id.loc,
+                            format!("symptom `{}` has no `when` condition", symptom.id.name),
+                        )
+                        .with_help("say when an input shows it: `when phase == \"Pending\"`"),
+                    );
+                    (crate::expr::CExpr::Bool(false), Vec::new())
+                }
+            };
+            self.symptoms.push(SymptomInfo {
+                id: symptom.id.name.clone(),
+                title: LocalText::of(&symptom.title),
+                explain: symptom.explain.as_ref().map(LocalText::of),
+                when_text: symptom
+                    .when
+                    .as_ref()
+                    .map(|e| e.loc.text().to_owned())
+                    .unwrap_or_default(),
+                when,
+                when_facts,
+                checks: Vec::new(),
+                node,
+                loc: symptom.loc.clone(),
+            });
+        }
+        // Every node exists before any branch is resolved.
+        for i in 0..self.check_asts.len() {
+            self.graph.add_node(Node::Check(CheckId(i)));
+        }
+        for i in 0..rules.causes().count() {
+            self.graph.add_node(Node::Cause(CauseId(i)));
+        }
+        let asts: Vec<(&'r ast::Check, String)> = self.check_asts.clone();
+        for (i, (check, id)) in asts.iter().enumerate() {
+            let info = self.compile_check(check, id, NodeIndex::new(self.symptoms.len() + i));
+            self.checks.push(info);
+        }
+        // Chain each symptom's top-level checks.
+        let symptom_checks = std::mem::take(&mut self.symptom_checks);
+        for (s, top) in symptom_checks.into_iter().enumerate() {
+            let Some(symptom) = self.symptoms.get_mut(s) else {
+                continue;
+            };
+            symptom.checks.clone_from(&top);
+            let symptom_node = symptom.node;
+            if let Some(first) = top.first().and_then(|c| self.checks.get(c.0)) {
+                self.graph.add_edge(symptom_node, first.node, Edge::Enter);
+            }
+            for pair in top.windows(2) {
+                let &[from, to] = pair else { continue };
+                let Some(to_node) = self.checks.get(to.0).map(|c| c.node) else {
+                    continue;
+                };
+                if let Some(from_info) = self.checks.get_mut(from.0)
+                    && from_info.branches.iter().all(|b| b.condition.is_some())
+                {
+                    from_info.next = Some(to);
+                    let from_node = from_info.node;
+                    self.graph.add_edge(from_node, to_node, Edge::Otherwise);
+                }
+            }
+        }
+    }
+
+    fn compile_check(&mut self, check: &'r ast::Check, id: &str, node: NodeIndex) -> CheckInfo {
+        if check.branches.is_empty() {
+            self.problems.push(
+                Problem::error(
+                    Code::EmptyCheck,
+                    &check.loc,
+                    format!("check `{id}` has no branch"),
+                )
+                .with_label("no `if` or `else` inside")
+                .with_help("add `if CONDITION => CAUSE`"),
+            );
+        }
+        let else_count = check
+            .branches
+            .iter()
+            .filter(|b| b.condition.is_none())
+            .count();
+        for (i, branch) in check.branches.iter().enumerate() {
+            if branch.condition.is_none() && (i + 1 != check.branches.len() || else_count > 1) {
+                self.problems.push(
+                    Problem::error(
+                        Code::MisplacedElse,
+                        &branch.loc,
+                        "`else` must be the last branch, and the only one",
+                    )
+                    .with_label("misplaced `else`"),
+                );
+            }
+        }
+        let mut branches = Vec::new();
+        for branch in &check.branches {
+            let (condition, facts) = match &branch.condition {
+                Some(expr) => {
+                    let mut compiler = self.expr_compiler(false);
+                    let compiled = compiler.condition(expr);
+                    let reads = std::mem::take(&mut compiler.reads);
+                    self.used.extend(&reads);
+                    (
+                        Some(compiled.unwrap_or(crate::expr::CExpr::Bool(false))),
+                        reads,
+                    )
+                }
+                None => (None, Vec::new()),
+            };
+            let Some(target) = self.resolve_target(&branch.target) else {
+                continue;
+            };
+            let target_node = match target {
+                Target::Cause(cause) => self.cause_node(cause),
+                Target::Check(check) => NodeIndex::new(self.symptoms.len() + check.0),
+            };
+            self.graph
+                .add_edge(node, target_node, Edge::Branch(branches.len()));
+            branches.push(BranchInfo {
+                condition_text: branch.condition.as_ref().map(|e| e.loc.text().to_owned()),
+                condition,
+                facts,
+                target,
+            });
+        }
+        let gather = check
+            .gather
+            .as_ref()
+            .and_then(|s| self.template(format!("check/{id}/gather"), s));
+        CheckInfo {
+            id: id.to_owned(),
+            title: LocalText::of(&check.title),
+            explain: check.explain.as_ref().map(LocalText::of),
+            gather,
+            branches,
+            next: None,
+            node,
+            loc: check.loc.clone(),
+        }
+    }
+
+    /// Cause nodes come after every symptom and check node.
+    fn cause_node(&self, cause: CauseId) -> NodeIndex {
+        NodeIndex::new(self.symptoms.len() + self.check_asts.len() + cause.0)
+    }
+
+    fn resolve_target(&mut self, target: &'r AstTarget) -> Option<Target> {
+        match target {
+            AstTarget::Check(nested) => {
+                let index = self
+                    .check_asts
+                    .iter()
+                    .position(|(c, _)| std::ptr::eq(*c, &**nested))?;
+                Some(Target::Check(CheckId(index)))
+            }
+            AstTarget::CheckRef(id) => match self.ids.get(&id.name) {
+                Some((Id::Check(check), _)) => Some(Target::Check(*check)),
+                other => {
+                    let kind = match other {
+                        Some((Id::Cause(_), _)) => " (it is a cause: drop `check`)",
+                        Some((Id::Symptom(_), _)) => " (it is a symptom)",
+                        _ => "",
+                    };
+                    self.unknown_id(Code::UnknownCheck, id, "check", kind, |i| {
+                        matches!(i, Id::Check(_))
+                    });
+                    None
+                }
+            },
+            AstTarget::Cause(id) => match self.ids.get(&id.name) {
+                Some((Id::Cause(cause), _)) => Some(Target::Cause(*cause)),
+                other => {
+                    let kind = match other {
+                        Some((Id::Check(_), _)) => " (it is a check: write `check` before it)",
+                        Some((Id::Symptom(_), _)) => " (it is a symptom)",
+                        _ => "",
+                    };
+                    self.unknown_id(Code::UnknownCause, id, "cause", kind, |i| {
+                        matches!(i, Id::Cause(_))
+                    });
+                    None
+                }
+            },
+        }
+    }
+
+    fn unknown_id(
+        &mut self,
+        code: Code,
+        id: &ast::Ident,
+        what: &str,
+        note: &str,
+        same_kind: impl Fn(&Id) -> bool,
+    ) {
+        let candidates = self
+            .ids
+            .iter()
+            .filter(|(_, (kind, _))| same_kind(kind))
+            .map(|(n, _)| n.as_str());
+        let mut problem =
+            Problem::error(code, &id.loc, format!("unknown {what} `{}`{note}", id.name))
+                .with_label(format!("no {what} has this id"));
+        if let Some(similar) = suggest(&id.name, candidates) {
+            problem = problem.with_help(format!("did you mean `{similar}`?"));
+        }
+        self.problems.push(problem);
+    }
+
+    fn compile_causes(&mut self, rules: &RuleSet) {
+        for cause in rules.causes() {
+            let id = CauseId(self.causes.len());
+            let node = self.cause_node(id);
+            if cause.fixes.is_empty() {
+                self.problems.push(
+                    Problem::error(
+                        Code::CauseWithoutFix,
+                        &cause.id.loc,
+                        format!("cause `{}` has no fix", cause.id.name),
+                    )
+                    .with_help("add `fix \"…\" { step \"…\" run \"…\" }`"),
+                );
+            }
+            let mut fixes = Vec::new();
+            for (f, fix) in cause.fixes.iter().enumerate() {
+                let mut steps = Vec::new();
+                for (s, step) in fix.steps.iter().enumerate() {
+                    let run = step.run.as_ref().and_then(|run| {
+                        self.template(format!("cause/{}/{f}/{s}", cause.id.name), run)
+                    });
+                    steps.push(StepInfo {
+                        text: LocalText::of(&step.text),
+                        run,
+                        risk: step.risk.as_ref().map(LocalText::of),
+                    });
+                }
+                fixes.push(FixInfo {
+                    title: LocalText::of(&fix.title),
+                    steps,
+                });
+            }
+            self.causes.push(CauseInfo {
+                id: cause.id.name.clone(),
+                title: LocalText::of(&cause.title),
+                explain: cause.explain.as_ref().map(LocalText::of),
+                fixes,
+                node,
+                loc: cause.loc.clone(),
+            });
+        }
+    }
+
+    /// Rejects loops between checks and anything no symptom reaches.
+    fn validate_graph(&mut self) {
+        for component in tarjan_scc(&self.graph) {
+            let is_cycle = component.len() > 1
+                || component
+                    .first()
+                    .is_some_and(|&n| self.graph.find_edge(n, n).is_some());
+            if !is_cycle {
+                continue;
+            }
+            let mut members: Vec<&CheckInfo> = component
+                .iter()
+                .filter_map(|&n| match self.graph[n] {
+                    Node::Check(c) => self.checks.get(c.0),
+                    _ => None,
+                })
+                .collect();
+            members.sort_by_key(|c| (c.loc.src.name.clone(), c.loc.start));
+            let Some((first, rest)) = members.split_first() else {
+                continue;
+            };
+            let names: Vec<String> = members.iter().map(|c| format!("`{}`", c.id)).collect();
+            let mut problem = Problem::error(
+                Code::Cycle,
+                &first.loc,
+                format!("checks lead back to themselves: {}", names.join(" → ")),
+            )
+            .with_label("part of the loop")
+            .with_help("a decision tree never returns to a check it has passed");
+            for other in rest {
+                problem =
+                    problem.with_related(&other.loc, format!("`{}` is part of the loop", other.id));
+            }
+            self.problems.push(problem);
+        }
+        let reached = self.preorder();
+        for check in &self.checks {
+            if !reached.contains_key(&check.node) {
+                self.problems.push(
+                    Problem::error(
+                        Code::UnreachableCheck,
+                        &check.loc,
+                        format!("check `{}` is never reached", check.id),
+                    )
+                    .with_label("no symptom leads here")
+                    .with_help(format!("lead a branch to it: `if … => check {}`", check.id)),
+                );
+            }
+        }
+        for cause in &self.causes {
+            if !reached.contains_key(&cause.node) {
+                self.problems.push(
+                    Problem::error(
+                        Code::UnreachableCause,
+                        &cause.loc,
+                        format!("cause `{}` is never reached", cause.id),
+                    )
+                    .with_label("no check leads here")
+                    .with_help(format!("lead a branch to it: `if … => {}`", cause.id)),
+                );
+            }
+        }
+    }
+
+    /// The position of every node reached from the symptoms, depth first, in
+    /// the order the rules are written.
+    fn preorder(&self) -> HashMap<NodeIndex, usize> {
+        let mut rank = HashMap::new();
+        let mut stack: Vec<NodeIndex> = self.symptoms.iter().rev().map(|s| s.node).collect();
+        while let Some(node) = stack.pop() {
+            if rank.contains_key(&node) {
+                continue;
+            }
+            rank.insert(node, rank.len());
+            match self.graph.node_weight(node) {
+                Some(Node::Symptom(s)) => {
+                    if let Some(first) = self.symptoms.get(s.0).and_then(|s| s.checks.first()) {
+                        stack.extend(self.checks.get(first.0).map(|c| c.node));
+                    }
+                }
+                Some(Node::Check(c)) => {
+                    let Some(check) = self.checks.get(c.0) else {
+                        continue;
+                    };
+                    let mut next: Vec<NodeIndex> = check
+                        .branches
+                        .iter()
+                        .map(|b| match b.target {
+                            Target::Cause(cause) => self.cause_node(cause),
+                            Target::Check(check) => NodeIndex::new(self.symptoms.len() + check.0),
+                        })
+                        .collect();
+                    next.extend(
+                        check
+                            .next
+                            .and_then(|n| self.checks.get(n.0))
+                            .map(|c| c.node),
+                    );
+                    stack.extend(next.into_iter().rev());
+                }
+                _ => {}
+            }
+        }
+        rank
+    }
+
+    fn validate_tests(&mut self, rules: &RuleSet) {
+        for test in rules.tests() {
+            for expect in &test.expects {
+                let id = match expect {
+                    ast::Expect::Reported { id, .. } | ast::Expect::Absent(id) => id,
+                    ast::Expect::NoneConfirmed(_) => continue,
+                };
+                match self.ids.get(&id.name) {
+                    Some((Id::Cause(_) | Id::Symptom(_), _)) => {}
+                    _ => {
+                        let candidates = self
+                            .ids
+                            .iter()
+                            .filter(|(_, (k, _))| !matches!(k, Id::Check(_)))
+                            .map(|(n, _)| n.as_str());
+                        let mut problem = Problem::error(
+                            Code::UnknownTestId,
+                            &id.loc,
+                            format!(
+                                "test expects `{}`, which is neither a symptom nor a cause",
+                                id.name
+                            ),
+                        );
+                        if let Some(similar) = suggest(&id.name, candidates) {
+                            problem = problem.with_help(format!("did you mean `{similar}`?"));
+                        }
+                        self.problems.push(problem);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(mut self, rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
+        let mut used = std::mem::take(&mut self.used);
+        for reads in &self.fact_reads {
+            used.extend(reads);
+        }
+        for fact in &self.facts {
+            if let Some((Name::Fact(id), _)) = self.names.get(&fact.name)
+                && !used.contains(id)
+            {
+                self.problems.push(
+                    Problem::warning(
+                        Code::UnusedFact,
+                        &fact.loc,
+                        format!("fact `{}` is never used", fact.name),
+                    )
+                    .with_label("declared here")
+                    .with_help("use it in a condition or a command, or remove it"),
+                );
+            }
+        }
+        self.problems
+            .sort_by(|a, b| (&a.loc.src.name, a.loc.start).cmp(&(&b.loc.src.name, b.loc.start)));
+        if self.problems.iter().any(Problem::is_error) {
+            return Err(self.problems);
+        }
+        let topo = match toposort(&self.graph, None) {
+            Ok(order) => order,
+            Err(cycle) => {
+                let loc = self.symptoms.first().map(|s| s.loc.clone());
+                let message = format!("internal error: cycle through node {:?}", cycle.node_id());
+                return Err(loc
+                    .map(|loc| vec![Problem::error(Code::Internal, &loc, message)])
+                    .unwrap_or_default());
+            }
+        };
+        let preorder = self.preorder();
+        let mut rank = vec![usize::MAX; self.graph.node_count()];
+        for (node, position) in preorder {
+            if let Some(slot) = rank.get_mut(node.index()) {
+                *slot = position;
+            }
+        }
+        let names = self.names.into_iter().map(|(k, (v, _))| (k, v)).collect();
+        let ids = self.ids.into_iter().map(|(k, (v, _))| (k, v)).collect();
+        Ok(KnowledgeBase {
+            graph: self.graph,
+            topo,
+            rank,
+            names,
+            ids,
+            templates: self.templates.unwrap_or_else(Templates::new),
+            inputs: self.inputs,
+            facts: self.facts,
+            symptoms: self.symptoms,
+            checks: self.checks,
+            causes: self.causes,
+            tests: rules.tests().cloned().collect(),
+            warnings: self.problems,
+        })
+    }
+}

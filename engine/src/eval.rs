@@ -1,0 +1,525 @@
+//! Facts → diagnosis: walks the decision graph once, in topological order.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde_json::Value as Json;
+
+use crate::diagnosis::*;
+use crate::expr::{CExpr, Eval, Scope};
+use crate::kb::*;
+use crate::template::command_text;
+use crate::types::Ty;
+use crate::value::{Truth, Value};
+
+/// An input document bound to the names of a knowledge base.
+#[derive(Debug)]
+pub struct Input<'a> {
+    roots: Vec<Option<&'a Json>>,
+    given: Vec<Option<&'a Json>>,
+    warnings: Vec<String>,
+}
+
+impl KnowledgeBase {
+    /// Binds a document: its keys are inputs (`pod`, `events`, …), facts given
+    /// directly (`"phase": "Pending"`), or `facts`, an object of such facts.
+    /// Keys that are none of these are reported as warnings, not dropped silently.
+    pub fn bind<'a>(&self, document: &'a Json) -> Input<'a> {
+        let mut input = Input {
+            roots: vec![None; self.inputs.len()],
+            given: vec![None; self.facts.len()],
+            warnings: Vec::new(),
+        };
+        let Json::Object(map) = document else {
+            input.warnings.push(String::from(
+                "the input is not a JSON object, so no fact could be read from it",
+            ));
+            return input;
+        };
+        for (key, value) in map {
+            match self.names.get(key.as_str()) {
+                Some(Name::Input(id)) => set(&mut input.roots, id.0, value),
+                Some(Name::Fact(id)) => set(&mut input.given, id.0, value),
+                None if key == "facts" => match value {
+                    Json::Object(facts) => {
+                        for (name, value) in facts {
+                            match self.names.get(name.as_str()) {
+                                Some(Name::Fact(id)) => set(&mut input.given, id.0, value),
+                                _ => input.warnings.push(self.unknown_key(name, "facts.")),
+                            }
+                        }
+                    }
+                    _ => input
+                        .warnings
+                        .push(String::from("`facts` is not an object; it was ignored")),
+                },
+                None => input.warnings.push(self.unknown_key(key, "")),
+            }
+        }
+        input
+    }
+
+    fn unknown_key(&self, key: &str, prefix: &str) -> String {
+        let names = self.names.keys().map(String::as_str);
+        match crate::compile::suggest(key, names) {
+            Some(similar) => format!(
+                "ignored `{prefix}{key}`: not an input or fact of this knowledge base (did you mean `{similar}`?)"
+            ),
+            None => format!("ignored `{prefix}{key}`: not an input or fact of this knowledge base"),
+        }
+    }
+
+    /// Diagnoses one input.
+    pub fn evaluate(&self, input: &Input<'_>, lang: Lang) -> Diagnosis {
+        let mut run = Run::new(self, input);
+        run.walk(lang)
+    }
+
+    /// Every fact of the knowledge base, as this input gives or derives it.
+    pub fn facts_of(&self, input: &Input<'_>) -> Vec<FactSeen> {
+        let mut run = Run::new(self, input);
+        (0..self.facts.len()).map(|i| run.seen(FactId(i))).collect()
+    }
+}
+
+fn set<'a>(slots: &mut [Option<&'a Json>], index: usize, value: &'a Json) {
+    if let Some(slot) = slots.get_mut(index) {
+        *slot = Some(value);
+    }
+}
+
+/// How a node was reached: the strongest truth of any path to it, and that path.
+#[derive(Clone)]
+struct Reach {
+    truth: Truth,
+    path: Rc<PathStep>,
+    symptom: usize,
+}
+
+/// One condition on a path, linked to the ones before it.
+struct PathStep {
+    evidence: Evidence,
+    before: Option<Rc<PathStep>>,
+}
+
+impl PathStep {
+    fn to_vec(&self) -> Vec<Evidence> {
+        let mut out = vec![self.evidence.clone()];
+        let mut at = self.before.as_deref();
+        while let Some(step) = at {
+            out.push(step.evidence.clone());
+            at = step.before.as_deref();
+        }
+        out.reverse();
+        out
+    }
+}
+
+struct Run<'a> {
+    kb: &'a KnowledgeBase,
+    input: &'a Input<'a>,
+    memo: Vec<Option<Value<'a>>>,
+    /// Facts the condition being evaluated has read.
+    reading: Vec<FactId>,
+    warnings: Vec<String>,
+}
+
+impl<'a> Scope<'a> for Run<'a> {
+    fn fact(&mut self, id: FactId) -> Value<'a> {
+        if !self.reading.contains(&id) {
+            self.reading.push(id);
+        }
+        self.value(id)
+    }
+
+    fn input(&mut self, id: InputId) -> Value<'a> {
+        match self.input.roots.get(id.0) {
+            Some(Some(json)) => Value::from_json(json),
+            _ => Value::Unknown,
+        }
+    }
+}
+
+impl<'a> Run<'a> {
+    fn new(kb: &'a KnowledgeBase, input: &'a Input<'a>) -> Self {
+        Self {
+            kb,
+            input,
+            memo: vec![None; kb.facts.len()],
+            reading: Vec::new(),
+            warnings: input.warnings.clone(),
+        }
+    }
+
+    /// A fact's value, computed once.
+    fn value(&mut self, id: FactId) -> Value<'a> {
+        if let Some(Some(value)) = self.memo.get(id.0) {
+            return value.clone();
+        }
+        let Some(fact) = self.kb.facts.get(id.0) else {
+            return Value::Unknown;
+        };
+        let raw = match (self.input.given.get(id.0), &fact.from) {
+            (Some(Some(json)), _) => Value::from_json(json),
+            (_, Some(from)) => {
+                let outer = std::mem::take(&mut self.reading);
+                let value = self.eval(from);
+                self.reading = outer;
+                value
+            }
+            _ => Value::Unknown,
+        };
+        let value = match conform(raw, &fact.ty) {
+            Ok(value) => value,
+            Err(found) => {
+                self.warnings.push(format!(
+                    "fact `{}` should be {}, but the input has {found}; it is treated as unknown",
+                    fact.name, fact.ty
+                ));
+                Value::Unknown
+            }
+        };
+        if let Some(slot) = self.memo.get_mut(id.0) {
+            *slot = Some(value.clone());
+        }
+        value
+    }
+
+    fn eval(&mut self, expr: &'a CExpr) -> Value<'a> {
+        Eval {
+            scope: self,
+            elements: Vec::new(),
+        }
+        .eval(expr)
+    }
+
+    /// Evaluates a condition and records what it saw.
+    fn condition(&mut self, expr: &'a CExpr, check: Option<&str>, text: &str) -> Evidence {
+        self.reading.clear();
+        let result = self.eval(expr).truth();
+        let reading = std::mem::take(&mut self.reading);
+        Evidence {
+            check: check.map(str::to_owned),
+            condition: text.to_owned(),
+            result,
+            facts: reading.into_iter().map(|id| self.seen(id)).collect(),
+        }
+    }
+
+    fn seen(&mut self, id: FactId) -> FactSeen {
+        let value = self.value(id);
+        let name = self
+            .kb
+            .facts
+            .get(id.0)
+            .map(|f| f.name.clone())
+            .unwrap_or_default();
+        let (state, value) = match value {
+            Value::Unknown => (FactState::Unknown, None),
+            Value::Absent => (FactState::Absent, None),
+            known => (FactState::Known, known.to_json()),
+        };
+        FactSeen { name, state, value }
+    }
+
+    fn walk(&mut self, lang: Lang) -> Diagnosis {
+        let kb = self.kb;
+        let mut reach: Vec<Option<Reach>> = vec![None; kb.graph.node_count()];
+        let mut symptoms = Vec::new();
+        for &node in &kb.topo {
+            match kb.graph[node] {
+                Node::Symptom(s) => {
+                    let Some(symptom) = kb.symptoms.get(s.0) else {
+                        continue;
+                    };
+                    let evidence = self.condition(&symptom.when, None, &symptom.when_text);
+                    let truth = evidence.result;
+                    if truth == Truth::False {
+                        continue;
+                    }
+                    symptoms.push(SymptomFinding {
+                        id: symptom.id.clone(),
+                        title: symptom.title.get(lang).to_owned(),
+                        status: if truth == Truth::True {
+                            SymptomStatus::Matched
+                        } else {
+                            SymptomStatus::Possible
+                        },
+                        evidence: evidence.clone(),
+                    });
+                    let path = Rc::new(PathStep {
+                        evidence,
+                        before: None,
+                    });
+                    if let Some(first) = symptom.checks.first().and_then(|c| kb.checks.get(c.0)) {
+                        offer(
+                            &mut reach,
+                            first.node.index(),
+                            Reach {
+                                truth,
+                                path,
+                                symptom: s.0,
+                            },
+                        );
+                    }
+                }
+                Node::Check(c) => {
+                    let Some(Some(here)) = reach.get(node.index()).cloned() else {
+                        continue;
+                    };
+                    let Some(check) = kb.checks.get(c.0) else {
+                        continue;
+                    };
+                    self.follow(check, &here, &mut reach, lang);
+                }
+                Node::Cause(_) => {}
+            }
+        }
+        let causes = self.causes(&reach, lang);
+        let missing = self.missing(&causes, lang);
+        Diagnosis {
+            symptoms,
+            causes,
+            missing,
+            warnings: std::mem::take(&mut self.warnings),
+        }
+    }
+
+    /// Evaluates a check's branches and passes the path on along those that hold.
+    fn follow(
+        &mut self,
+        check: &'a CheckInfo,
+        here: &Reach,
+        reach: &mut [Option<Reach>],
+        lang: Lang,
+    ) {
+        let kb = self.kb;
+        let title = check.title.get(lang);
+        let mut any_if = Truth::False;
+        let mut facts_read: Vec<FactSeen> = Vec::new();
+        for branch in &check.branches {
+            let evidence = match (&branch.condition, &branch.condition_text) {
+                (Some(condition), Some(text)) => {
+                    let evidence = self.condition(condition, Some(title), text);
+                    any_if = any_if.or(evidence.result);
+                    for fact in &evidence.facts {
+                        if !facts_read.iter().any(|f| f.name == fact.name) {
+                            facts_read.push(fact.clone());
+                        }
+                    }
+                    evidence
+                }
+                _ => otherwise(title, !any_if, &facts_read),
+            };
+            let truth = here.truth.and(evidence.result);
+            if truth == Truth::False {
+                continue;
+            }
+            let node = match branch.target {
+                Target::Cause(cause) => kb.causes.get(cause.0).map(|c| c.node),
+                Target::Check(next) => kb.checks.get(next.0).map(|c| c.node),
+            };
+            if let Some(node) = node {
+                let path = Rc::new(PathStep {
+                    evidence,
+                    before: Some(Rc::clone(&here.path)),
+                });
+                offer(
+                    reach,
+                    node.index(),
+                    Reach {
+                        truth,
+                        path,
+                        symptom: here.symptom,
+                    },
+                );
+            }
+        }
+        if let Some(next) = check.next.and_then(|n| kb.checks.get(n.0)) {
+            let evidence = otherwise(title, !any_if, &facts_read);
+            let truth = here.truth.and(evidence.result);
+            if truth != Truth::False {
+                let path = Rc::new(PathStep {
+                    evidence,
+                    before: Some(Rc::clone(&here.path)),
+                });
+                offer(
+                    reach,
+                    next.node.index(),
+                    Reach {
+                        truth,
+                        path,
+                        symptom: here.symptom,
+                    },
+                );
+            }
+        }
+    }
+
+    fn causes(&mut self, reach: &[Option<Reach>], lang: Lang) -> Vec<CauseFinding> {
+        let kb = self.kb;
+        let mut found: Vec<(Status, usize, usize, CauseFinding)> = Vec::new();
+        for cause in &kb.causes {
+            let Some(Some(reached)) = reach.get(cause.node.index()) else {
+                continue;
+            };
+            let status = if reached.truth == Truth::True {
+                Status::Confirmed
+            } else {
+                Status::Possible
+            };
+            let evidence = reached.path.to_vec();
+            let unknowns = evidence
+                .iter()
+                .filter(|e| e.result == Truth::Unknown)
+                .count();
+            let rank = kb
+                .rank
+                .get(cause.node.index())
+                .copied()
+                .unwrap_or(usize::MAX);
+            let fixes = cause
+                .fixes
+                .iter()
+                .map(|fix| FixFinding {
+                    title: fix.title.get(lang).to_owned(),
+                    steps: fix
+                        .steps
+                        .iter()
+                        .map(|step| StepFinding {
+                            text: step.text.get(lang).to_owned(),
+                            command: step.run.as_ref().map(|t| self.render(t)),
+                            risk: step.risk.as_ref().map(|r| r.get(lang).to_owned()),
+                        })
+                        .collect(),
+                })
+                .collect();
+            let symptom = kb
+                .symptoms
+                .get(reached.symptom)
+                .map(|s| s.id.clone())
+                .unwrap_or_default();
+            found.push((
+                status,
+                if status == Status::Confirmed {
+                    0
+                } else {
+                    unknowns
+                },
+                rank,
+                CauseFinding {
+                    id: cause.id.clone(),
+                    status,
+                    title: cause.title.get(lang).to_owned(),
+                    symptom,
+                    explanation: cause.explain.as_ref().map(|e| e.get(lang).to_owned()),
+                    evidence,
+                    fixes,
+                },
+            ));
+        }
+        found.sort_by_key(|(status, unknowns, rank, _)| (*status, *unknowns, *rank));
+        found.into_iter().map(|(.., finding)| finding).collect()
+    }
+
+    /// Facts unknown on the way to possible causes, by how many they decide.
+    fn missing(&mut self, causes: &[CauseFinding], lang: Lang) -> Vec<MissingFact> {
+        let mut decides: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for cause in causes.iter().filter(|c| c.status == Status::Possible) {
+            for evidence in cause.evidence.iter().filter(|e| e.result == Truth::Unknown) {
+                for fact in evidence
+                    .facts
+                    .iter()
+                    .filter(|f| f.state == FactState::Unknown)
+                {
+                    let Some(index) = self.kb.facts.iter().position(|f| f.name == fact.name) else {
+                        continue;
+                    };
+                    let entry = decides.entry(index).or_default();
+                    if !entry.contains(&cause.id) {
+                        entry.push(cause.id.clone());
+                    }
+                }
+            }
+        }
+        let mut missing: Vec<(usize, MissingFact)> = decides
+            .into_iter()
+            .filter_map(|(index, decides)| {
+                let fact = self.kb.facts.get(index)?;
+                Some((
+                    index,
+                    MissingFact {
+                        fact: fact.name.clone(),
+                        title: fact.title.get(lang).to_owned(),
+                        gather: fact.gather.as_ref().map(|t| self.render(t)),
+                        decides,
+                    },
+                ))
+            })
+            .collect();
+        missing.sort_by(|(a_index, a), (b_index, b)| {
+            b.decides
+                .len()
+                .cmp(&a.decides.len())
+                .then(a_index.cmp(b_index))
+        });
+        missing.into_iter().map(|(_, fact)| fact).collect()
+    }
+
+    fn render(&mut self, template: &Template) -> String {
+        let kb = self.kb;
+        let mut values = BTreeMap::new();
+        for &id in &template.facts {
+            let Some(fact) = kb.facts.get(id.0) else {
+                continue;
+            };
+            let value = self.value(id);
+            values.insert(fact.name.as_str(), command_text(&fact.name, &value).0);
+        }
+        kb.templates.render(&template.key, &values)
+    }
+}
+
+/// Offers a path to a node; the node keeps the strongest, the first among equals.
+fn offer(reach: &mut [Option<Reach>], node: usize, candidate: Reach) {
+    if let Some(slot) = reach.get_mut(node) {
+        match slot {
+            Some(existing) if existing.truth >= candidate.truth => {}
+            _ => *slot = Some(candidate),
+        }
+    }
+}
+
+fn otherwise(check: &str, truth: Truth, facts: &[FactSeen]) -> Evidence {
+    Evidence {
+        check: Some(check.to_owned()),
+        condition: String::from("otherwise"),
+        result: truth,
+        facts: facts.to_vec(),
+    }
+}
+
+/// Checks a value against a fact's declared type; `Err` names what was found.
+fn conform<'a>(value: Value<'a>, ty: &Ty) -> Result<Value<'a>, &'static str> {
+    let ok = match (&value, ty) {
+        (Value::Unknown | Value::Absent, _) | (_, Ty::Any) => true,
+        (_, Ty::String) => value.as_str().is_some(),
+        (_, Ty::Number) => value.as_number().is_some(),
+        (_, Ty::Bool) => matches!(value, Value::Bool(_)),
+        (_, Ty::Object) => matches!(value, Value::Json(Json::Object(_))),
+        (_, Ty::List(element)) => {
+            let Some(items) = value.elements() else {
+                return Err(value.kind());
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match conform(item, element)? {
+                    Value::Absent => {}
+                    item => out.push(item),
+                }
+            }
+            return Ok(Value::List(out.into()));
+        }
+    };
+    if ok { Ok(value) } else { Err(value.kind()) }
+}

@@ -1,0 +1,298 @@
+//! A compiled knowledge base: the decision graph and what its nodes say.
+
+use std::collections::HashMap;
+
+use kb_dsl::{Loc, Problem, ast};
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::Serialize;
+
+use crate::expr::CExpr;
+use crate::template::Templates;
+use crate::types::Ty;
+
+/// Index of a fact in [`KnowledgeBase::facts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FactId(pub usize);
+/// Index of an input in [`KnowledgeBase::inputs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InputId(pub usize);
+/// Index of a symptom in [`KnowledgeBase::symptoms`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SymptomId(pub usize);
+/// Index of a check in [`KnowledgeBase::checks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CheckId(pub usize);
+/// Index of a cause in [`KnowledgeBase::causes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CauseId(pub usize);
+
+/// A language for text meant for people.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    /// English.
+    #[default]
+    En,
+    /// Chinese.
+    Zh,
+}
+
+/// Text in English and, where written, Chinese.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LocalText {
+    /// English.
+    pub en: String,
+    /// Chinese.
+    pub zh: Option<String>,
+}
+
+impl LocalText {
+    pub(crate) fn of(text: &ast::Text) -> Self {
+        Self {
+            en: text.en.value.clone(),
+            zh: text.zh.as_ref().map(|s| s.value.clone()),
+        }
+    }
+
+    /// The text in `lang`, English where no translation was written.
+    pub fn get(&self, lang: Lang) -> &str {
+        match (lang, &self.zh) {
+            (Lang::Zh, Some(zh)) => zh,
+            _ => &self.en,
+        }
+    }
+}
+
+/// A node of the decision graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    /// An entry point.
+    Symptom(SymptomId),
+    /// A question.
+    Check(CheckId),
+    /// An answer.
+    Cause(CauseId),
+}
+
+/// An edge of the decision graph: the condition under which it is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// From a symptom to its first check: taken when the symptom shows.
+    Enter,
+    /// A branch of a check, by its index in [`CheckInfo::branches`].
+    Branch(usize),
+    /// From a check with no `else` to the next check of its symptom: taken
+    /// when no branch holds.
+    Otherwise,
+}
+
+/// A compiled knowledge base, ready to evaluate inputs and to describe itself.
+#[derive(Debug)]
+pub struct KnowledgeBase {
+    pub(crate) graph: DiGraph<Node, Edge>,
+    /// Nodes in an order where every edge goes forward.
+    pub(crate) topo: Vec<NodeIndex>,
+    /// Preorder position of every node, from the symptoms in declaration order.
+    pub(crate) rank: Vec<usize>,
+    pub(crate) names: HashMap<String, Name>,
+    pub(crate) ids: HashMap<String, Id>,
+    pub(crate) templates: Templates,
+    /// The documents an input may hold.
+    pub inputs: Vec<InputInfo>,
+    /// The facts, in declaration order.
+    pub facts: Vec<FactInfo>,
+    /// The symptoms, in declaration order.
+    pub symptoms: Vec<SymptomInfo>,
+    /// Every check: shared ones and those written inside symptoms and branches.
+    pub checks: Vec<CheckInfo>,
+    /// The causes, in declaration order.
+    pub causes: Vec<CauseInfo>,
+    /// The rule tests.
+    pub tests: Vec<ast::Test>,
+    /// Problems that do not stop the knowledge base from working.
+    pub warnings: Vec<Problem>,
+}
+
+/// What a fact or input name stands for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Name {
+    Input(InputId),
+    Fact(FactId),
+}
+
+/// What a symptom, check or cause id stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Id {
+    /// A symptom.
+    Symptom(SymptomId),
+    /// A check.
+    Check(CheckId),
+    /// A cause.
+    Cause(CauseId),
+}
+
+/// A document of the input.
+#[derive(Debug, Clone)]
+pub struct InputInfo {
+    /// Its key.
+    pub name: String,
+    /// What it is.
+    pub title: Option<LocalText>,
+}
+
+/// A fact.
+#[derive(Debug, Clone)]
+pub struct FactInfo {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: Ty,
+    /// What it means.
+    pub title: LocalText,
+    /// More about it.
+    pub explain: Option<LocalText>,
+    /// How it is derived from the input, as written.
+    pub derivation: Option<String>,
+    /// The command that shows it.
+    pub gather: Option<Template>,
+    pub(crate) from: Option<CExpr>,
+    /// Where it is declared.
+    pub loc: Loc,
+}
+
+/// A symptom.
+#[derive(Debug, Clone)]
+pub struct SymptomInfo {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub title: LocalText,
+    /// What it means.
+    pub explain: Option<LocalText>,
+    /// When it shows, as written.
+    pub when_text: String,
+    pub(crate) when: CExpr,
+    /// The facts its `when` reads.
+    pub when_facts: Vec<FactId>,
+    /// Its checks, in order.
+    pub checks: Vec<CheckId>,
+    pub(crate) node: NodeIndex,
+    /// Where it is declared.
+    pub loc: Loc,
+}
+
+/// A check.
+#[derive(Debug, Clone)]
+pub struct CheckInfo {
+    /// Its id: as written, or derived from where it stands (`pod-pending#2`).
+    pub id: String,
+    /// The question.
+    pub title: LocalText,
+    /// How to answer it by hand.
+    pub explain: Option<LocalText>,
+    /// A command that shows what it looks at.
+    pub gather: Option<Template>,
+    /// Its branches, in order; an `else` comes last.
+    pub branches: Vec<BranchInfo>,
+    /// The check reached when no branch holds, for checks without `else`.
+    pub next: Option<CheckId>,
+    pub(crate) node: NodeIndex,
+    /// Where it is written.
+    pub loc: Loc,
+}
+
+/// A branch of a check.
+#[derive(Debug, Clone)]
+pub struct BranchInfo {
+    /// The condition as written; `None` for `else`.
+    pub condition_text: Option<String>,
+    pub(crate) condition: Option<CExpr>,
+    /// The facts the condition reads.
+    pub facts: Vec<FactId>,
+    /// Where it leads.
+    pub target: Target,
+}
+
+/// Where a branch leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A cause.
+    Cause(CauseId),
+    /// A further check.
+    Check(CheckId),
+}
+
+/// A cause.
+#[derive(Debug, Clone)]
+pub struct CauseInfo {
+    /// Its id.
+    pub id: String,
+    /// What is wrong.
+    pub title: LocalText,
+    /// Why it happens.
+    pub explain: Option<LocalText>,
+    /// How to fix it.
+    pub fixes: Vec<FixInfo>,
+    pub(crate) node: NodeIndex,
+    /// Where it is declared.
+    pub loc: Loc,
+}
+
+/// A fix.
+#[derive(Debug, Clone)]
+pub struct FixInfo {
+    /// What it does.
+    pub title: LocalText,
+    /// Its steps.
+    pub steps: Vec<StepInfo>,
+}
+
+/// A step of a fix.
+#[derive(Debug, Clone)]
+pub struct StepInfo {
+    /// What to do.
+    pub text: LocalText,
+    /// The command to run.
+    pub run: Option<Template>,
+    /// Why it is dangerous.
+    pub risk: Option<LocalText>,
+}
+
+/// A command template over facts.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// The template as written.
+    pub source: String,
+    /// The facts it uses.
+    pub facts: Vec<FactId>,
+    pub(crate) key: String,
+}
+
+impl KnowledgeBase {
+    /// The fact with this name.
+    pub fn fact(&self, name: &str) -> Option<&FactInfo> {
+        match self.names.get(name)? {
+            Name::Fact(id) => self.facts.get(id.0),
+            Name::Input(_) => None,
+        }
+    }
+
+    /// The symptom, check or cause with this id.
+    pub fn lookup(&self, id: &str) -> Option<Id> {
+        self.ids.get(id).copied()
+    }
+
+    /// The symptoms whose checks lead, directly or not, to this cause.
+    pub fn symptoms_of(&self, cause: CauseId) -> Vec<SymptomId> {
+        let Some(info) = self.causes.get(cause.0) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for (i, symptom) in self.symptoms.iter().enumerate() {
+            if petgraph::algo::has_path_connecting(&self.graph, symptom.node, info.node, None) {
+                found.push(SymptomId(i));
+            }
+        }
+        found
+    }
+}

@@ -1,0 +1,37 @@
+//! The kb engine: compiles rules into a decision graph and evaluates it.
+//!
+//! ```
+//! let rules = kb_dsl::parse(r#"
+//! input pod "The Pod"
+//! fact phase: string "The pod's phase" { from pod.status.phase }
+//! symptom pod-pending "Pod stuck in Pending" {
+//!   when phase == "Pending"
+//!   check "Is it really pending?" { if phase == "Pending" => pending.any }
+//! }
+//! cause pending.any "The pod is pending" {
+//!   fix "Look at it" { step "Describe it" run "kubectl describe pod" }
+//! }
+//! "#, "example.kb").unwrap();
+//! let kb = kb_engine::compile(&rules).unwrap();
+//! let document = serde_json::json!({"pod": {"status": {"phase": "Pending"}}});
+//! let diagnosis = kb.evaluate(&kb.bind(&document), kb_engine::Lang::En);
+//! assert_eq!(diagnosis.causes[0].id, "pending.any");
+//! ```
+//!
+//! Data flows one way: [`compile`] turns a [`kb_dsl::ast::RuleSet`] into a
+//! [`KnowledgeBase`]; [`KnowledgeBase::bind`] reads an input document;
+//! [`KnowledgeBase::evaluate`] returns a [`Diagnosis`].
+
+mod compile;
+pub mod diagnosis;
+mod eval;
+mod expr;
+pub mod kb;
+mod template;
+pub mod types;
+pub mod value;
+
+pub use compile::compile;
+pub use diagnosis::Diagnosis;
+pub use eval::Input;
+pub use kb::{KnowledgeBase, Lang};
