@@ -1,0 +1,317 @@
+//! The thin Kubernetes input adapter: whatever kubectl printed → one
+//! document per subject, shaped `{"pod", "events", "node", "owner", "namespace"}`.
+//!
+//! Accepted: a bundle (already in that shape), a bare object (`kubectl get
+//! pod -o json`), a `List` (`kubectl get pod,events,node -o json`), several of
+//! these at once, or a plain facts document. Everything else is an error
+//! naming what was found; nothing given is dropped silently.
+
+use serde_json::{Map, Value as Json};
+
+/// One thing to diagnose.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    /// `pod default/web-1`, `replicaset shop/api-7d9`, …
+    pub label: Option<String>,
+    /// The document the knowledge base reads.
+    pub document: Json,
+}
+
+const BUNDLE_KEYS: &[&str] = &["pod", "events", "node", "owner", "namespace", "facts"];
+const OWNER_KINDS: &[&str] = &[
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "Deployment",
+    "CronJob",
+    "ReplicationController",
+];
+
+#[derive(Default)]
+struct Objects {
+    pods: Vec<Json>,
+    events: Vec<Json>,
+    saw_events: bool,
+    nodes: Vec<Json>,
+    owners: Vec<Json>,
+    namespaces: Vec<Json>,
+}
+
+/// Splits documents into subjects. `documents` are the top-level JSON values read.
+pub fn subjects(documents: Vec<Json>) -> Result<Vec<Subject>, String> {
+    let mut objects = Objects::default();
+    let mut bundles = Vec::new();
+    for document in documents {
+        match &document {
+            Json::Object(map) if map.contains_key("kind") => objects.add(document)?,
+            Json::Object(map) if map.keys().any(|k| BUNDLE_KEYS.contains(&k.as_str())) => {
+                bundles.push(normalize_bundle(document)?);
+            }
+            Json::Object(_) => bundles.push(Subject {
+                label: None,
+                document,
+            }),
+            other => return Err(format!("expected a JSON object, found {}", kind_of(other))),
+        }
+    }
+    let assembled = objects.assemble()?;
+    if !bundles.is_empty() && !assembled.is_empty() {
+        return Err(String::from(
+            "the input mixes bundles ({\"pod\": …}) with bare Kubernetes objects; give one or the other",
+        ));
+    }
+    Ok(if bundles.is_empty() {
+        assembled
+    } else {
+        bundles
+    })
+}
+
+fn kind_of(json: &Json) -> &'static str {
+    match json {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+fn name_of(object: &Json) -> (&str, &str) {
+    let meta = at(object, "/metadata");
+    (
+        at(meta, "/namespace").as_str().unwrap_or_default(),
+        at(meta, "/name").as_str().unwrap_or_default(),
+    )
+}
+
+fn label(kind: &str, object: &Json) -> String {
+    match name_of(object) {
+        ("", name) => format!("{kind} {name}"),
+        (namespace, name) => format!("{kind} {namespace}/{name}"),
+    }
+}
+
+/// A bundle as given; an EventList under `events` becomes its items.
+fn normalize_bundle(mut document: Json) -> Result<Subject, String> {
+    if let Some(events) = document.get_mut("events") {
+        match events {
+            Json::Array(_) | Json::Null => {}
+            Json::Object(list) if list.get("items").is_some_and(Json::is_array) => {
+                *events = list.remove("items").unwrap_or(Json::Array(Vec::new()));
+            }
+            other => {
+                return Err(format!(
+                    "`events` should be the list of events (the `.items` of an EventList), found {}",
+                    kind_of(other)
+                ));
+            }
+        }
+    }
+    let label = if let Some(pod) = document.get("pod").filter(|p| p.is_object()) {
+        Some(label("pod", pod))
+    } else if let Some(owner) = document.get("owner").filter(|o| o.is_object()) {
+        let kind = at(owner, "/kind")
+            .as_str()
+            .unwrap_or("owner")
+            .to_lowercase();
+        Some(label(&kind, owner))
+    } else {
+        document
+            .get("namespace")
+            .filter(|n| n.is_object())
+            .map(|namespace| label("namespace", namespace))
+    };
+    Ok(Subject { label, document })
+}
+
+impl Objects {
+    fn add(&mut self, object: Json) -> Result<(), String> {
+        let kind = at(&object, "/kind").as_str().unwrap_or_default().to_owned();
+        match kind.as_str() {
+            "Pod" => self.pods.push(object),
+            "Event" => {
+                self.saw_events = true;
+                self.events.push(object);
+            }
+            "Node" => self.nodes.push(object),
+            "Namespace" => self.namespaces.push(object),
+            k if OWNER_KINDS.contains(&k) => self.owners.push(object),
+            k if k == "List" || k.ends_with("List") => {
+                if k == "EventList" {
+                    self.saw_events = true;
+                }
+                let Json::Object(mut map) = object else {
+                    return Ok(());
+                };
+                let items = match map.remove("items") {
+                    Some(Json::Array(items)) => items,
+                    Some(Json::Null) | None => Vec::new(),
+                    Some(other) => {
+                        return Err(format!(
+                            "`items` of a {k} should be an array, found {}",
+                            kind_of(&other)
+                        ));
+                    }
+                };
+                for item in items {
+                    if !item.is_object() {
+                        return Err(format!(
+                            "an item of a {k} is {}, not an object",
+                            kind_of(&item)
+                        ));
+                    }
+                    self.add(item)?;
+                }
+            }
+            "" => return Err(String::from("an object has a `kind` that is not a string")),
+            other => {
+                return Err(format!(
+                    "kind `{other}` is not something kb diagnoses; give Pods, Events, Nodes, Namespaces or the pods' owners"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn assemble(self) -> Result<Vec<Subject>, String> {
+        let nothing = self.pods.is_empty() && self.owners.is_empty() && self.namespaces.is_empty();
+        if nothing {
+            if self.events.is_empty() && self.nodes.is_empty() {
+                return Ok(Vec::new());
+            }
+            return Err(String::from(
+                "the input has events or nodes but no pod, owner or namespace to diagnose",
+            ));
+        }
+        let mut subjects = Vec::new();
+        if !self.pods.is_empty() {
+            for pod in &self.pods {
+                let mut bundle = Map::new();
+                let (namespace, _) = name_of(pod);
+                let owner = self.owner_of(pod);
+                if self.saw_events {
+                    let events: Vec<Json> = self
+                        .events
+                        .iter()
+                        .filter(|e| involves(e, pod) || owner.is_some_and(|o| involves(e, o)))
+                        .cloned()
+                        .collect();
+                    bundle.insert("events".into(), Json::Array(events));
+                }
+                let node_name = at(pod, "/spec/nodeName").as_str();
+                if let Some(node) = self
+                    .nodes
+                    .iter()
+                    .find(|n| node_name.is_some_and(|name| name_of(n).1 == name))
+                {
+                    bundle.insert("node".into(), node.clone());
+                }
+                if let Some(owner) = owner {
+                    bundle.insert("owner".into(), owner.clone());
+                }
+                if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
+                    bundle.insert("namespace".into(), ns.clone());
+                }
+                bundle.insert("pod".into(), pod.clone());
+                subjects.push(Subject {
+                    label: Some(label("pod", pod)),
+                    document: Json::Object(bundle),
+                });
+            }
+        } else if !self.owners.is_empty() {
+            for owner in &self.owners {
+                let mut bundle = Map::new();
+                if self.saw_events {
+                    let events: Vec<Json> = self
+                        .events
+                        .iter()
+                        .filter(|e| involves(e, owner))
+                        .cloned()
+                        .collect();
+                    bundle.insert("events".into(), Json::Array(events));
+                }
+                let (namespace, _) = name_of(owner);
+                if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
+                    bundle.insert("namespace".into(), ns.clone());
+                }
+                bundle.insert("owner".into(), owner.clone());
+                let kind = at(owner, "/kind")
+                    .as_str()
+                    .unwrap_or("owner")
+                    .to_lowercase();
+                subjects.push(Subject {
+                    label: Some(label(&kind, owner)),
+                    document: Json::Object(bundle),
+                });
+            }
+        } else {
+            for namespace in &self.namespaces {
+                let mut bundle = Map::new();
+                if self.saw_events {
+                    let events: Vec<Json> = self
+                        .events
+                        .iter()
+                        .filter(|e| involves(e, namespace))
+                        .cloned()
+                        .collect();
+                    bundle.insert("events".into(), Json::Array(events));
+                }
+                bundle.insert("namespace".into(), namespace.clone());
+                subjects.push(Subject {
+                    label: Some(label("namespace", namespace)),
+                    document: Json::Object(bundle),
+                });
+            }
+        }
+        Ok(subjects)
+    }
+
+    /// The controller that owns a pod, among the objects given.
+    fn owner_of(&self, pod: &Json) -> Option<&Json> {
+        let references = at(pod, "/metadata/ownerReferences").as_array()?;
+        let reference = references
+            .iter()
+            .find(|r| at(r, "/controller").as_bool() == Some(true))
+            .or_else(|| references.first())?;
+        self.owners
+            .iter()
+            .find(|owner| match at(reference, "/uid").as_str() {
+                Some(uid) if at(owner, "/metadata/uid").is_string() => {
+                    at(owner, "/metadata/uid").as_str() == Some(uid)
+                }
+                _ => {
+                    at(owner, "/kind") == at(reference, "/kind")
+                        && name_of(owner).1 == at(reference, "/name").as_str().unwrap_or_default()
+                }
+            })
+    }
+}
+
+/// Whether an event is about an object: by uid, or by kind, namespace and name.
+fn involves(event: &Json, object: &Json) -> bool {
+    let involved = at(event, "/involvedObject");
+    let regarding = if involved.is_object() {
+        involved
+    } else {
+        at(event, "/regarding")
+    };
+    if let (Some(a), Some(b)) = (
+        at(regarding, "/uid").as_str(),
+        at(object, "/metadata/uid").as_str(),
+    ) {
+        return a == b;
+    }
+    let (namespace, name) = name_of(object);
+    at(regarding, "/kind") == at(object, "/kind")
+        && at(regarding, "/name").as_str() == Some(name)
+        && at(regarding, "/namespace").as_str().unwrap_or_default() == namespace
+}
+
+/// The value at a JSON pointer, `null` when there is none.
+fn at<'a>(json: &'a Json, pointer: &str) -> &'a Json {
+    static NULL: Json = Json::Null;
+    json.pointer(pointer).unwrap_or(&NULL)
+}

@@ -1,0 +1,101 @@
+//! `kb check`: validate a knowledge base.
+
+use std::io::Write;
+
+use kb_dsl::Problem;
+use serde::Serialize;
+
+use crate::exit::Exit;
+use crate::knowledge::{LoadError, Loaded};
+use crate::report;
+
+/// Arguments of `kb check`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The knowledge base folder; the bundled one when not given.
+    pub dir: Option<std::path::PathBuf>,
+    /// Output format: text for people, JSON for editors and CI annotations.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+}
+
+/// Formats of `kb check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// Rendered diagnostics with the source line and a marker.
+    Text,
+    /// A JSON array of problems: file, line, column, severity, code, message.
+    Json,
+}
+
+/// A problem as JSON.
+#[derive(Debug, Serialize)]
+struct JsonProblem<'a> {
+    file: &'a str,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+    severity: &'static str,
+    code: &'static str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<&'a str>,
+}
+
+fn to_json(problem: &Problem) -> JsonProblem<'_> {
+    let (line, column) = problem.loc.src.line_col(problem.loc.start);
+    let (end_line, end_column) = problem.loc.src.line_col(problem.loc.end);
+    JsonProblem {
+        file: &problem.loc.src.name,
+        line,
+        column,
+        end_line,
+        end_column,
+        severity: problem.severity.as_str(),
+        code: problem.code.as_str(),
+        message: &problem.message,
+        help: problem.help.as_deref(),
+    }
+}
+
+/// Runs `kb check` on a loaded (or failed) knowledge base.
+pub fn run(args: &Args, loaded: Result<Loaded, LoadError>) -> Exit {
+    let (problems, exit) = match &loaded {
+        Ok(loaded) => (loaded.kb.warnings.clone(), Exit::Ok),
+        Err(LoadError::Rules(problems)) => (problems.clone(), Exit::BadRules),
+        Err(error @ LoadError::Other(_)) => {
+            report::load_error(error);
+            return Exit::BadRules;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    if args.format == CheckFormat::Json {
+        let json: Vec<JsonProblem<'_>> = problems.iter().map(to_json).collect();
+        let _ = serde_json::to_writer_pretty(&mut stdout, &json);
+        let _ = writeln!(stdout);
+        return exit;
+    }
+    match &loaded {
+        Ok(loaded) => {
+            let _ = std::io::stderr().write_all(report::problems(&problems).as_bytes());
+            let kb = &loaded.kb;
+            let warnings = match problems.len() {
+                0 => String::new(),
+                1 => String::from(", 1 warning"),
+                n => format!(", {n} warnings"),
+            };
+            let _ = writeln!(
+                stdout,
+                "ok: {} symptoms, {} checks, {} causes, {} facts, {} tests{warnings}",
+                kb.symptoms.len(),
+                kb.checks.len(),
+                kb.causes.len(),
+                kb.facts.len(),
+                kb.tests.len()
+            );
+        }
+        Err(error) => report::load_error(error),
+    }
+    exit
+}

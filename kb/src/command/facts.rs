@@ -1,0 +1,65 @@
+//! `kb facts`: the facts the rules see in an input.
+
+use std::io::Write;
+
+use kb_engine::KnowledgeBase;
+use kb_engine::diagnosis::{FactSeen, FactState};
+use serde::Serialize;
+
+use crate::exit::Exit;
+use crate::read;
+use crate::report;
+
+/// Arguments of `kb facts`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Input files, as for `kb eval`; `-` reads stdin.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct SubjectFacts<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subject: Option<&'a str>,
+    facts: Vec<FactSeen>,
+}
+
+/// Runs `kb facts`.
+pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
+    let subjects = match read::subjects(&args.inputs) {
+        Ok(subjects) => subjects,
+        Err(message) => {
+            report::input_error(&message);
+            return Exit::BadInput;
+        }
+    };
+    let mut out = anstream::stdout().lock();
+    for subject in &subjects {
+        let input = kb.bind(&subject.document);
+        let facts = kb.facts_of(&input);
+        if args.json {
+            let record = SubjectFacts {
+                subject: subject.label.as_deref(),
+                facts,
+            };
+            let _ = serde_json::to_writer_pretty(&mut out, &record);
+            let _ = writeln!(out);
+            continue;
+        }
+        let _ = writeln!(out, "{}", subject.label.as_deref().unwrap_or("input"));
+        let width = facts.iter().map(|f| f.name.len()).max().unwrap_or(0);
+        for fact in &facts {
+            let shown = match (&fact.state, &fact.value) {
+                (FactState::Known, Some(value)) => value.to_string(),
+                (FactState::Absent, _) => String::from("(absent)"),
+                _ => String::from("(unknown)"),
+            };
+            let _ = writeln!(out, "  {:width$}  {shown}", fact.name);
+        }
+    }
+    Exit::Ok
+}

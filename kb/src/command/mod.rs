@@ -1,0 +1,7 @@
+//! One module per subcommand.
+
+pub mod check;
+pub mod eval;
+pub mod explain;
+pub mod facts;
+pub mod test;

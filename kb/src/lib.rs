@@ -1,0 +1,109 @@
+//! `kb`: diagnose Kubernetes Pod failures from what kubectl prints, with a
+//! knowledge base of decision-tree rules.
+//!
+//! The binary is a thin layer over [`kb_dsl`] and [`kb_engine`]: it finds the
+//! knowledge base ([`knowledge`]), turns kubectl output into documents
+//! ([`adapter`], [`read`]), and writes results ([`output`]).
+
+pub mod adapter;
+pub mod command;
+pub mod exit;
+pub mod knowledge;
+pub mod output;
+pub mod read;
+pub mod report;
+pub mod rule_tests;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use exit::Exit;
+use knowledge::Loaded;
+
+/// Diagnose Kubernetes Pod failures from kubectl output.
+///
+/// kb reads what `kubectl get … -o json` prints (a pod, its events, its node),
+/// says which symptom this is, the confirmed cause with its evidence, the fix
+/// with commands filled in, and the next check to run when facts are missing.
+#[derive(Debug, Parser)]
+#[command(name = "kb", version, about, long_about, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// Use the knowledge base in this folder (`.kb` files and an optional
+    /// `kb.toml`) instead of the bundled Kubernetes Pod one.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub kb: Option<PathBuf>,
+    /// Language of titles, explanations and fixes.
+    #[arg(long, global = true, value_enum, default_value_t = LangArg::En)]
+    pub lang: LangArg,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXIT_CODES: &str = "Exit codes: 0 success, 1 no symptom matched, 2 bad input or usage, \
+3 the knowledge base has errors, 4 a rule test failed.";
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Diagnose an input: which symptom, the confirmed cause, the fix, the next check.
+    Eval(command::eval::Args),
+    /// Validate a knowledge base and report every problem with its location.
+    Check(command::check::Args),
+    /// Run the rule tests of a knowledge base.
+    Test(command::test::Args),
+    /// Show the facts the rules see in an input.
+    Facts(command::facts::Args),
+    /// Show what the knowledge base says about a symptom, check, cause, fact or problem code.
+    Explain(command::explain::Args),
+}
+
+/// The languages of `--lang`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LangArg {
+    /// English.
+    En,
+    /// Chinese.
+    Zh,
+}
+
+impl From<LangArg> for kb_engine::Lang {
+    fn from(lang: LangArg) -> Self {
+        match lang {
+            LangArg::En => Self::En,
+            LangArg::Zh => Self::Zh,
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Exit {
+    let lang = cli.lang.into();
+    let dir = match &cli.command {
+        Command::Check(args) => args.dir.clone().or(cli.kb.clone()),
+        Command::Test(args) => args.dir.clone().or(cli.kb.clone()),
+        _ => cli.kb.clone(),
+    };
+    let loaded = match &dir {
+        Some(dir) => Loaded::from_dir(dir),
+        None => Loaded::bundled(),
+    };
+    if let Command::Check(args) = &cli.command {
+        return command::check::run(args, loaded);
+    }
+    let loaded = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            report::load_error(&error);
+            return Exit::BadRules;
+        }
+    };
+    match &cli.command {
+        Command::Eval(args) => command::eval::run(args, &loaded.kb, lang),
+        Command::Test(args) => command::test::run(args, &loaded),
+        Command::Facts(args) => command::facts::run(args, &loaded.kb),
+        Command::Explain(args) => command::explain::run(args, &loaded.kb, lang),
+        Command::Check(args) => command::check::run(args, Ok(loaded)),
+    }
+}

@@ -1,0 +1,66 @@
+//! Writing diagnoses: text for people, JSON for programs, Markdown for tickets.
+
+pub mod markdown;
+pub mod text;
+
+use std::io::{self, Write};
+
+use kb_engine::Diagnosis;
+use serde::Serialize;
+
+/// The formats `kb eval` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people at a terminal.
+    Text,
+    /// The documented JSON schema (docs/json-schema.md).
+    Json,
+    /// An incident note for a ticket.
+    Markdown,
+}
+
+/// One diagnosis and what it is about: the top-level object of JSON output.
+#[derive(Debug, Serialize)]
+pub struct Report<'a> {
+    /// The object diagnosed: `pod default/web-1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<&'a str>,
+    /// The input line, for NDJSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// What the knowledge base found.
+    #[serde(flatten)]
+    pub diagnosis: &'a Diagnosis,
+}
+
+/// Writes a report in a format. JSON is pretty for a single document and
+/// one line per report for NDJSON.
+pub fn write(
+    out: &mut dyn Write,
+    format: Format,
+    report: &Report<'_>,
+    compact: bool,
+) -> io::Result<()> {
+    match format {
+        Format::Text => text::write(out, report),
+        Format::Markdown => markdown::write(out, report),
+        Format::Json => {
+            if compact {
+                serde_json::to_writer(&mut *out, report)?;
+            } else {
+                serde_json::to_writer_pretty(&mut *out, report)?;
+            }
+            writeln!(out)
+        }
+    }
+}
+
+/// A line of NDJSON input that could not be diagnosed, in the output stream
+/// where its result would be.
+#[derive(Debug, Serialize)]
+pub struct LineError<'a> {
+    /// The input line.
+    pub line: usize,
+    /// What was wrong with it.
+    pub error: &'a str,
+}

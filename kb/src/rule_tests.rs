@@ -1,0 +1,203 @@
+//! Running the `test` blocks of a knowledge base.
+//!
+//! A test's input goes through the same adapter as `kb eval`. When a test
+//! names causes it expects confirmed, those must be exactly the confirmed
+//! causes: a knowledge base that also confirms a wrong cause fails.
+
+use kb_dsl::ast::{Expect, ExpectedStatus, Test, TestInput};
+use kb_engine::Lang;
+use kb_engine::diagnosis::{Diagnosis, Status, SymptomStatus};
+use serde_json::Value as Json;
+
+use crate::adapter;
+use crate::knowledge::Loaded;
+
+/// The result of one test.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The test's name.
+    pub name: String,
+    /// Where it is written: `file:line:column`.
+    pub position: String,
+    /// What went wrong; empty when it passed.
+    pub failures: Vec<String>,
+}
+
+impl Outcome {
+    /// Whether the test passed.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+/// Runs the tests whose name contains `filter`.
+pub fn run(loaded: &Loaded, filter: Option<&str>) -> Vec<Outcome> {
+    loaded
+        .kb
+        .tests
+        .iter()
+        .filter(|test| filter.is_none_or(|f| test.name.value.contains(f)))
+        .map(|test| Outcome {
+            name: test.name.value.clone(),
+            position: test.loc.position(),
+            failures: match document(loaded, test) {
+                Ok(document) => {
+                    let diagnosis = loaded.kb.evaluate(&loaded.kb.bind(&document), Lang::En);
+                    check(test, &diagnosis)
+                }
+                Err(message) => vec![message],
+            },
+        })
+        .collect()
+}
+
+/// The input document of a test, with its `given` facts merged in.
+fn document(loaded: &Loaded, test: &Test) -> Result<Json, String> {
+    let mut documents = match &test.input {
+        Some(TestInput::File(path)) => {
+            let text = loaded.read_relative(&test.loc.src.name, &path.value)?;
+            serde_json::Deserializer::from_str(&text)
+                .into_iter::<Json>()
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("`{}`: invalid JSON: {e}", path.value))?
+        }
+        Some(TestInput::Inline(json)) => vec![json.value.clone()],
+        None => Vec::new(),
+    };
+    let mut document = if documents.is_empty() {
+        Json::Object(serde_json::Map::new())
+    } else {
+        let mut subjects = adapter::subjects(std::mem::take(&mut documents))?;
+        if subjects.len() != 1 {
+            return Err(format!(
+                "the input holds {} subjects; a test needs exactly one",
+                subjects.len()
+            ));
+        }
+        subjects.remove(0).document
+    };
+    if let Some(given) = &test.given {
+        let Json::Object(given) = &given.value else {
+            return Err(String::from("`given` must be an object of facts"));
+        };
+        let Json::Object(map) = &mut document else {
+            return Err(String::from("the input is not an object"));
+        };
+        let facts = map
+            .entry("facts")
+            .or_insert_with(|| Json::Object(serde_json::Map::new()));
+        if let Json::Object(facts) = facts {
+            facts.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    Ok(document)
+}
+
+fn check(test: &Test, diagnosis: &Diagnosis) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut expected_confirmed: Vec<&str> = Vec::new();
+    let mut exact = false;
+    for expect in &test.expects {
+        match expect {
+            Expect::Reported { id, status } => {
+                let want = match status {
+                    ExpectedStatus::Confirmed => Status::Confirmed,
+                    ExpectedStatus::Possible => Status::Possible,
+                };
+                if let Some(symptom) = diagnosis.symptoms.iter().find(|s| s.id == id.name) {
+                    let got = match symptom.status {
+                        SymptomStatus::Matched => Status::Confirmed,
+                        SymptomStatus::Possible => Status::Possible,
+                    };
+                    if got != want {
+                        failures.push(format!(
+                            "symptom `{}` is {}, expected {}",
+                            id.name,
+                            word(got),
+                            word(want)
+                        ));
+                    }
+                    continue;
+                }
+                if want == Status::Confirmed {
+                    exact = true;
+                    expected_confirmed.push(&id.name);
+                }
+                match diagnosis.causes.iter().find(|c| c.id == id.name) {
+                    Some(cause) if cause.status == want => {}
+                    Some(cause) => failures.push(format!(
+                        "`{}` is {}, expected {}{}",
+                        id.name,
+                        word(cause.status),
+                        word(want),
+                        unknown_conditions(cause)
+                    )),
+                    None => failures.push(format!(
+                        "`{}` was not reached, expected {}",
+                        id.name,
+                        word(want)
+                    )),
+                }
+            }
+            Expect::Absent(id) => {
+                if let Some(cause) = diagnosis.causes.iter().find(|c| c.id == id.name) {
+                    failures.push(format!(
+                        "`{}` is {}, expected it not to be reported",
+                        id.name,
+                        word(cause.status)
+                    ));
+                }
+                if diagnosis.symptoms.iter().any(|s| s.id == id.name) {
+                    failures.push(format!("symptom `{}` matched, expected it not to", id.name));
+                }
+            }
+            Expect::NoneConfirmed(_) => {
+                exact = true;
+            }
+        }
+    }
+    if exact {
+        let extra: Vec<&str> = diagnosis
+            .confirmed()
+            .map(|c| c.id.as_str())
+            .filter(|id| !expected_confirmed.contains(id))
+            .collect();
+        if !extra.is_empty() {
+            failures.push(format!(
+                "also confirmed, not expected: {}",
+                extra.join(", ")
+            ));
+        }
+    }
+    if !failures.is_empty() {
+        let confirmed: Vec<&str> = diagnosis.confirmed().map(|c| c.id.as_str()).collect();
+        let symptoms: Vec<&str> = diagnosis.symptoms.iter().map(|s| s.id.as_str()).collect();
+        failures.push(format!(
+            "actual: symptoms [{}], confirmed [{}]",
+            symptoms.join(", "),
+            confirmed.join(", ")
+        ));
+    }
+    failures
+}
+
+fn word(status: Status) -> &'static str {
+    match status {
+        Status::Confirmed => "confirmed",
+        Status::Possible => "possible",
+    }
+}
+
+fn unknown_conditions(cause: &kb_engine::diagnosis::CauseFinding) -> String {
+    let unknown: Vec<&str> = cause
+        .evidence
+        .iter()
+        .filter(|e| e.result == kb_engine::value::Truth::Unknown)
+        .map(|e| e.condition.as_str())
+        .collect();
+    if unknown.is_empty() {
+        String::new()
+    } else {
+        format!(" (unknown: {})", unknown.join("; "))
+    }
+}
