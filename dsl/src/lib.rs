@@ -5,7 +5,7 @@
 //! fact phase: string "The pod's lifecycle phase" {
 //!   from pod.status.phase
 //! }
-//! "#, "phase.kb").unwrap();
+//! "#, "phase.kb").map_err(|e| e.problems).unwrap();
 //! assert_eq!(rules.facts().next().unwrap().name.name, "phase");
 //! ```
 //!
@@ -17,6 +17,6 @@ mod parse;
 pub mod problem;
 pub mod source;
 
-pub use parse::{MAX_NESTING, parse};
+pub use parse::{Broken, MAX_NESTING, ParseErrors, parse};
 pub use problem::{Code, Problem, Severity};
 pub use source::{Loc, Source};

@@ -18,29 +18,63 @@ struct RuleParser;
 pub const MAX_NESTING: usize = 64;
 
 /// Parses one rule file. Every problem in it is reported, not only the first.
-pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, Vec<Problem>> {
+pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, ParseErrors> {
     let src = Source::new(name, text);
     if let Some(problem) = check_nesting(&src) {
-        return Err(vec![problem]);
+        return Err(ParseErrors {
+            problems: vec![problem],
+            recovered: RuleSet::default(),
+            broken: vec![Broken::Everything],
+        });
     }
     let builder = Builder { src: &src, base: 0 };
-    match RuleParser::parse(Rule::file, text) {
+    let mut errors = match RuleParser::parse(Rule::file, text) {
         Ok(pairs) => {
             let mut problems = Vec::new();
             let rules = builder.file(pairs, &mut problems);
             if problems.is_empty() {
-                Ok(rules)
-            } else {
-                Err(problems)
+                return Ok(rules);
+            }
+            ParseErrors {
+                problems,
+                recovered: rules,
+                broken: Vec::new(),
             }
         }
-        Err(_) => Err(parse_in_chunks(&src)),
-    }
+        Err(_) => parse_in_chunks(&src),
+    };
+    errors.problems.sort_by_key(|p| p.loc.start);
+    Err(errors)
+}
+
+/// The problems of a file that did not parse, and what could still be read.
+#[derive(Debug)]
+pub struct ParseErrors {
+    /// Every problem found.
+    pub problems: Vec<Problem>,
+    /// The declarations that parsed, for checking them all the same.
+    pub recovered: RuleSet,
+    /// What the broken declarations would have declared.
+    pub broken: Vec<Broken>,
+}
+
+/// A declaration that did not parse, so references to it prove nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Broken {
+    /// The file could not be read at all.
+    Everything,
+    /// A declaration of this kind (`symptom`, `cause`, …) and this id or name.
+    Declaration {
+        /// `input`, `fact`, `symptom`, `check`, `cause` or `test`.
+        keyword: String,
+        /// Its id or name, when it could be read.
+        name: String,
+    },
 }
 
 /// Parses each top-level declaration on its own, so that one syntax error
 /// does not hide the ones after it.
-fn parse_in_chunks(src: &Arc<Source>) -> Vec<Problem> {
+fn parse_in_chunks(src: &Arc<Source>) -> ParseErrors {
     let text = &*src.text;
     let mut starts: Vec<usize> = vec![0];
     let mut offset = 0;
@@ -51,19 +85,33 @@ fn parse_in_chunks(src: &Arc<Source>) -> Vec<Problem> {
         offset += line.len();
     }
     starts.push(text.len());
-    let mut problems = Vec::new();
+    let mut errors = ParseErrors {
+        problems: Vec::new(),
+        recovered: RuleSet::default(),
+        broken: Vec::new(),
+    };
     for window in starts.windows(2) {
         let &[start, end] = window else { continue };
         let chunk = text.get(start..end).unwrap_or_default();
         let builder = Builder { src, base: start };
         match RuleParser::parse(Rule::file, chunk) {
             Ok(pairs) => {
-                builder.file(pairs, &mut problems);
+                let rules = builder.file(pairs, &mut errors.problems);
+                errors.recovered.extend(rules);
             }
-            Err(error) => problems.push(builder.syntax_problem(&error)),
+            Err(error) => {
+                errors.problems.push(builder.syntax_problem(&error));
+                let mut words = chunk.split_whitespace();
+                if let (Some(keyword), Some(name)) = (words.next(), words.next()) {
+                    errors.broken.push(Broken::Declaration {
+                        keyword: keyword.to_owned(),
+                        name: name.trim_end_matches(':').to_owned(),
+                    });
+                }
+            }
         }
     }
-    problems
+    errors
 }
 
 fn starts_declaration(line: &str) -> bool {
@@ -506,6 +554,11 @@ impl Builder<'_> {
         let raw = pair.as_str();
         let value = if pair.as_rule() == Rule::long_string {
             dedent(raw.get(3..raw.len().saturating_sub(3)).unwrap_or_default())
+        } else if pair.as_rule() == Rule::raw_string {
+            let hashes = usize::from(raw.starts_with("r#"));
+            raw.get(2 + hashes..raw.len().saturating_sub(1 + hashes))
+                .unwrap_or_default()
+                .to_owned()
         } else if !raw.contains('\\') {
             raw.get(1..raw.len().saturating_sub(1))
                 .unwrap_or_default()
@@ -570,7 +623,14 @@ impl Builder<'_> {
 
     fn postfix(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
         let mut inner = pair.clone().into_inner();
-        let mut expr = self.primary(self.child(&pair, &mut inner)?)?;
+        let primary = self.child(&pair, &mut inner)?;
+        let parenthesised = primary.as_rule() == Rule::expr;
+        let mut expr = self.primary(primary)?;
+        if parenthesised {
+            // The text of `(…)` includes its parentheses.
+            expr.loc.start = self.loc(&pair).start;
+            expr.loc.end = closing_paren(&self.src.text, expr.loc.end);
+        }
         for accessor in inner {
             let loc = self.join(&expr.loc, &self.loc(&accessor));
             let kind = match accessor.as_rule() {
@@ -602,7 +662,7 @@ impl Builder<'_> {
                     ));
                 }
             },
-            Rule::string => ExprKind::String(self.string(pair)?.value),
+            Rule::string | Rule::raw_string => ExprKind::String(self.string(pair)?.value),
             Rule::list => ExprKind::List(
                 pair.into_inner()
                     .map(|p| self.expr(p))
@@ -624,18 +684,26 @@ impl Builder<'_> {
 
     /// Turns pest's error into a problem worded for people.
     fn syntax_problem(&self, error: &pest::error::Error<Rule>) -> Problem {
-        let chunk_len = error.line().len();
         let at = match error.location {
             pest::error::InputLocation::Pos(p) => p,
             pest::error::InputLocation::Span((s, _)) => s,
         };
         let text = &self.src.text;
-        let start = self.base + at;
+        let mut start = self.base + at;
         let found = found_at(text.get(start..).unwrap_or_default());
+        if found.is_empty() {
+            // At the end of the text: point at its last character instead.
+            let before = text.get(..start).unwrap_or_default().trim_end();
+            start = before.char_indices().next_back().map_or(0, |(i, _)| i);
+        }
+        let width = text
+            .get(start..)
+            .and_then(|rest| rest.chars().next())
+            .map_or(0, char::len_utf8);
         let loc = Loc {
             src: Arc::clone(self.src),
             start,
-            end: start + found.len().max(usize::from(chunk_len == 0)),
+            end: start + if found.is_empty() { width } else { found.len() },
         };
         let expected = match &error.variant {
             pest::error::ErrorVariant::ParsingError { positives, .. } => {
@@ -656,15 +724,37 @@ impl Builder<'_> {
         } else {
             format!("expected {}, found {found_words}", one_of(&expected))
         };
-        let mut problem = Problem::error(Code::Syntax, &loc, message).with_label(format!(
-            "expected {}",
-            one_of(&expected).trim_start_matches("one of ")
-        ));
+        let label = if found.is_empty() {
+            String::from("the text ends here: is a `}` missing?")
+        } else {
+            format!("expected {}", one_of(&expected))
+        };
+        let mut problem = Problem::error(Code::Syntax, &loc, message).with_label(label);
         if let Some(hint) = suggest_keyword(found, &expected) {
             problem = problem.with_help(format!("did you mean `{hint}`?"));
         }
         problem
     }
+}
+
+/// The offset just past the `)` that follows `from`, skipping blanks and comments.
+fn closing_paren(text: &str, from: usize) -> usize {
+    let mut chars = text.get(from..).unwrap_or_default().char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ')' => return from + i + 1,
+            '#' => {
+                for (_, c) in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            c if c.is_whitespace() => {}
+            _ => break,
+        }
+    }
+    from
 }
 
 fn is_item(rule: Rule) -> bool {
@@ -709,7 +799,7 @@ fn suggest_keyword(found: &str, expected: &[&str]) -> Option<String> {
     }
     expected
         .iter()
-        .filter_map(|word| word.strip_prefix('`')?.strip_suffix('`'))
+        .flat_map(|words| words.split('`').skip(1).step_by(2))
         .filter(|keyword| keyword.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
         .map(|keyword| (strsim::damerau_levenshtein(found, keyword), keyword))
         .filter(|(distance, keyword)| *distance > 0 && *distance <= 2.min(keyword.len() / 2))
@@ -730,7 +820,13 @@ fn describe(rule: Rule) -> &'static str {
         Rule::name => "a name",
         Rule::field => "a field name",
         Rule::id => "an id",
-        Rule::string | Rule::long_string | Rule::text | Rule::string_inner => "a string",
+        Rule::string
+        | Rule::long_string
+        | Rule::raw_string
+        | Rule::text
+        | Rule::string_inner
+        | Rule::raw_inner
+        | Rule::raw_hash_inner => "a string",
         Rule::number => "a number",
         Rule::ty | Rule::list_ty => "a type (`string`, `number`, `bool`, `object` or `list<…>`)",
         Rule::from_clause => "`from`",
@@ -800,3 +896,6 @@ fn dedent(raw: &str) -> String {
     }
     out.join("\n")
 }
+
+#[cfg(test)]
+mod tests;
