@@ -82,6 +82,9 @@ pub struct CauseFinding {
     pub explanation: Option<String>,
     /// Every condition on the way, in order.
     pub evidence: Vec<Evidence>,
+    /// For a possible cause, the unknown facts that would decide it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<String>,
     /// How to fix it, commands filled in from the facts.
     pub fixes: Vec<FixFinding>,
 }

@@ -369,6 +369,7 @@ impl<'a> Run<'a> {
                 Status::Possible
             };
             let evidence = reached.path.to_vec();
+            let needs = self.needs(&evidence);
             let unknowns = evidence
                 .iter()
                 .filter(|e| e.result == Truth::Unknown)
@@ -414,6 +415,7 @@ impl<'a> Run<'a> {
                     symptom,
                     explanation: cause.explain.as_ref().map(|e| e.get(lang).to_owned()),
                     evidence,
+                    needs,
                     fixes,
                 },
             ));
@@ -422,23 +424,55 @@ impl<'a> Run<'a> {
         found.into_iter().map(|(.., finding)| finding).collect()
     }
 
-    /// Facts unknown on the way to possible causes, by how many they decide.
+    /// The facts that would decide the unknown conditions of a path: for a
+    /// derived fact that is unknown because facts it reads are, those facts.
+    fn needs(&mut self, evidence: &[Evidence]) -> Vec<String> {
+        let mut roots = Vec::new();
+        for item in evidence.iter().filter(|e| e.result == Truth::Unknown) {
+            for fact in item.facts.iter().filter(|f| f.state == FactState::Unknown) {
+                if let Some(index) = self.kb.facts.iter().position(|f| f.name == fact.name) {
+                    self.unknown_roots(FactId(index), &mut roots);
+                }
+            }
+        }
+        roots
+            .into_iter()
+            .filter_map(|id| self.kb.facts.get(id.0).map(|f| f.name.clone()))
+            .collect()
+    }
+
+    fn unknown_roots(&mut self, id: FactId, roots: &mut Vec<FactId>) {
+        let Some(fact) = self.kb.facts.get(id.0) else {
+            return;
+        };
+        let unknown: Vec<FactId> = fact
+            .reads
+            .iter()
+            .copied()
+            .filter(|&r| self.value(r).is_unknown())
+            .collect();
+        if unknown.is_empty() {
+            if !roots.contains(&id) {
+                roots.push(id);
+            }
+        } else {
+            for read in unknown {
+                self.unknown_roots(read, roots);
+            }
+        }
+    }
+
+    /// Facts that would decide possible causes, by how many they decide.
     fn missing(&mut self, causes: &[CauseFinding], lang: Lang) -> Vec<MissingFact> {
         let mut decides: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-        for cause in causes.iter().filter(|c| c.status == Status::Possible) {
-            for evidence in cause.evidence.iter().filter(|e| e.result == Truth::Unknown) {
-                for fact in evidence
-                    .facts
-                    .iter()
-                    .filter(|f| f.state == FactState::Unknown)
-                {
-                    let Some(index) = self.kb.facts.iter().position(|f| f.name == fact.name) else {
-                        continue;
-                    };
-                    let entry = decides.entry(index).or_default();
-                    if !entry.contains(&cause.id) {
-                        entry.push(cause.id.clone());
-                    }
+        for cause in causes {
+            for name in &cause.needs {
+                let Some(index) = self.kb.facts.iter().position(|f| &f.name == name) else {
+                    continue;
+                };
+                let entry = decides.entry(index).or_default();
+                if !entry.contains(&cause.id) {
+                    entry.push(cause.id.clone());
                 }
             }
         }

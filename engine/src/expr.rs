@@ -39,6 +39,8 @@ pub(crate) enum CExpr {
     Last(Box<CExpr>),
     Len(Box<CExpr>),
     Lower(Box<CExpr>),
+    /// The first argument that holds a value.
+    Coalesce(Vec<CExpr>),
 }
 
 /// A comparison operator.
@@ -181,6 +183,21 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                     _ => Value::Unknown,
                 },
             },
+            CExpr::Coalesce(options) => {
+                let mut unknown = false;
+                for option in options {
+                    match self.eval(option) {
+                        Value::Absent => {}
+                        Value::Unknown => unknown = true,
+                        value => return value,
+                    }
+                }
+                if unknown {
+                    Value::Unknown
+                } else {
+                    Value::Absent
+                }
+            }
             CExpr::Lower(e) => match self.eval(e) {
                 value @ (Value::Unknown | Value::Absent) => value,
                 value => value

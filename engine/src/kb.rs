@@ -155,6 +155,8 @@ pub struct FactInfo {
     pub derivation: Option<String>,
     /// The command that shows it.
     pub gather: Option<Template>,
+    /// The facts its derivation reads.
+    pub reads: Vec<FactId>,
     pub(crate) from: Option<CExpr>,
     /// Where it is declared.
     pub loc: Loc,

@@ -35,3 +35,6 @@ pub use compile::compile;
 pub use diagnosis::Diagnosis;
 pub use eval::Input;
 pub use kb::{KnowledgeBase, Lang};
+
+#[cfg(test)]
+mod tests;

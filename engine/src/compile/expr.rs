@@ -236,6 +236,7 @@ impl<'c> ExprCompiler<'c> {
             "exists" | "first" | "last" | "len" | "lower" => arity(1),
             "any" | "all" => arity(2),
             "count" => arity(1) || arity(2),
+            "coalesce" => !args.is_empty(),
             _ => {
                 let mut problem = Problem::error(
                     Code::UnknownFunction,
@@ -259,6 +260,9 @@ impl<'c> ExprCompiler<'c> {
                 &expr.loc,
                 format!("`{name}` takes {}, not {}", signature(name), args.len()),
             );
+        }
+        if name == "coalesce" {
+            return self.coalesce(args);
         }
         let mut args = args.iter();
         let first = args.next()?;
@@ -299,6 +303,27 @@ impl<'c> ExprCompiler<'c> {
                 }
             }
         }
+    }
+
+    /// `coalesce(a, b, …)`: every argument of one type, the first that holds a value.
+    fn coalesce(&mut self, args: &[Expr]) -> Typed {
+        let mut compiled = Vec::with_capacity(args.len());
+        let mut result = Ty::Any;
+        for arg in args {
+            let (c, ty) = self.expr(arg)?;
+            if !result.accepts(&ty) {
+                return self.error(
+                    Code::TypeMismatch,
+                    &arg.loc,
+                    format!("the arguments of `coalesce` must have one type, but `{}` is {ty}, not {result}", arg.loc.text()),
+                );
+            }
+            if result == Ty::Any {
+                result = ty;
+            }
+            compiled.push(c);
+        }
+        Some((CExpr::Coalesce(compiled), result))
     }
 
     fn list_element(&mut self, expr: &Expr, ty: &Ty) -> Option<Ty> {
@@ -412,6 +437,7 @@ fn signature(name: &str) -> &'static str {
     match name {
         "any" | "all" => "a list and a condition",
         "count" => "a list, and optionally a condition",
+        "coalesce" => "one or more arguments",
         _ => "one argument",
     }
 }

@@ -189,7 +189,7 @@ impl<'r> Compiler<'r> {
                 .gather
                 .as_ref()
                 .and_then(|s| self.template(format!("fact/{}/gather", fact.name.name), s));
-            self.fact_reads.push(reads);
+            self.fact_reads.push(reads.clone());
             self.facts.push(FactInfo {
                 name: fact.name.name.clone(),
                 ty,
@@ -197,6 +197,7 @@ impl<'r> Compiler<'r> {
                 explain: fact.explain.as_ref().map(LocalText::of),
                 derivation: fact.from.as_ref().map(|e| e.loc.text().to_owned()),
                 gather,
+                reads,
                 from,
                 loc: fact.loc.clone(),
             });
@@ -600,8 +601,12 @@ impl<'r> Compiler<'r> {
             self.problems.push(problem);
         }
         let reached = self.preorder();
-        for check in &self.checks {
-            if !reached.contains_key(&check.node) {
+        // A declaration whose id is taken is already reported as a duplicate.
+        let owns = |id: &str, what: Id| self.ids.get(id).is_some_and(|(owner, _)| *owner == what);
+        for (i, check) in self.checks.iter().enumerate() {
+            if !reached.contains_key(&check.node)
+                && (owns(&check.id, Id::Check(CheckId(i))) || !self.ids.contains_key(&check.id))
+            {
                 self.problems.push(
                     Problem::error(
                         Code::UnreachableCheck,
@@ -613,8 +618,8 @@ impl<'r> Compiler<'r> {
                 );
             }
         }
-        for cause in &self.causes {
-            if !reached.contains_key(&cause.node) {
+        for (i, cause) in self.causes.iter().enumerate() {
+            if !reached.contains_key(&cause.node) && owns(&cause.id, Id::Cause(CauseId(i))) {
                 self.problems.push(
                     Problem::error(
                         Code::UnreachableCause,

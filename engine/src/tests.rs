@@ -1,0 +1,562 @@
+#![expect(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests"
+)]
+
+use kb_dsl::{Code, Problem};
+use serde_json::{Value as Json, json};
+
+use crate::diagnosis::{Diagnosis, FactState, Status};
+use crate::{KnowledgeBase, Lang, compile};
+
+const BASE: &str = r#"
+input pod "The Pod"
+input events "Events"
+fact pod_name: string "Name" { from pod.metadata.name }
+fact phase: string "Phase" {
+  from pod.status.phase
+  gather "kubectl get pod {{ pod_name }}"
+}
+fact message: string "What the scheduler said" {
+  from last(events[.reason == "FailedScheduling"]).message
+  gather "kubectl get events --field-selector involvedObject.name={{ pod_name }}"
+}
+fact full: bool "Whether the cluster is full" { from message contains "Insufficient" }
+fact restarts: number "Restarts" { from pod.status.containerStatuses[0].restartCount }
+"#;
+
+fn kb(rules: &str) -> KnowledgeBase {
+    let source = format!("{BASE}\n{rules}");
+    let parsed = kb_dsl::parse(&source, "test.kb")
+        .map_err(|e| e.problems)
+        .unwrap();
+    match compile(&parsed) {
+        Ok(kb) => kb,
+        Err(problems) => panic!(
+            "{:#?}",
+            problems.iter().map(|p| &p.message).collect::<Vec<_>>()
+        ),
+    }
+}
+
+fn problems(rules: &str) -> Vec<Problem> {
+    let source = format!("{BASE}\n{rules}");
+    let parsed = kb_dsl::parse(&source, "test.kb")
+        .map_err(|e| e.problems)
+        .unwrap();
+    compile(&parsed).err().unwrap()
+}
+
+fn eval(kb: &KnowledgeBase, input: &Json) -> Diagnosis {
+    kb.evaluate(&kb.bind(input), Lang::En)
+}
+
+fn status(diagnosis: &Diagnosis, id: &str) -> Option<Status> {
+    diagnosis
+        .causes
+        .iter()
+        .find(|c| c.id == id)
+        .map(|c| c.status)
+}
+
+const PENDING: &str = r#"
+symptom pending "Pending" {
+  when phase == "Pending"
+  check "What does the scheduler say?" {
+    if full => c.full
+    if message contains "taint" => c.taint
+  }
+  check "Anything else?" {
+    if restarts > 3 => c.restarts
+  }
+}
+cause c.full "Full" { fix "Add nodes" { step "Scale" run "kubectl describe pod {{ pod_name }}" } }
+cause c.taint "Taint" { fix "Untaint" { step "Untaint" } }
+cause c.restarts "Restarts" { fix "Look" { step "Look" } }
+"#;
+
+fn pod(phase: &str) -> Json {
+    json!({"metadata": {"name": "web-1"}, "status": {"phase": phase}})
+}
+
+#[test]
+fn a_true_path_confirms_and_false_branches_lead_nowhere() {
+    let kb = kb(PENDING);
+    let d = eval(
+        &kb,
+        &json!({"pod": pod("Pending"), "events": [
+            {"reason": "FailedScheduling", "message": "0/3 nodes are available: 3 Insufficient cpu."}
+        ]}),
+    );
+    assert_eq!(status(&d, "c.full"), Some(Status::Confirmed));
+    assert_eq!(status(&d, "c.taint"), None);
+    assert_eq!(
+        status(&d, "c.restarts"),
+        None,
+        "the next check is reached only when no branch holds"
+    );
+    let evidence = &d.causes[0].evidence;
+    assert_eq!(evidence[1].condition, "full");
+    assert_eq!(evidence[1].facts[0].value, Some(json!(true)));
+    assert_eq!(
+        d.causes[0].fixes[0].steps[0].command.as_deref(),
+        Some("kubectl describe pod web-1")
+    );
+}
+
+#[test]
+fn a_missing_input_makes_causes_possible_and_asks_for_the_root_fact() {
+    let kb = kb(PENDING);
+    let d = eval(&kb, &json!({"pod": pod("Pending")}));
+    assert_eq!(status(&d, "c.full"), Some(Status::Possible));
+    assert_eq!(status(&d, "c.taint"), Some(Status::Possible));
+    assert_eq!(d.confirmed().count(), 0);
+    // `full` is derived from `message`: the fact to gather is `message`.
+    assert_eq!(d.causes[0].needs, ["message"]);
+    assert_eq!(d.missing[0].fact, "message");
+    assert_eq!(d.missing[0].decides, ["c.full", "c.taint"]);
+    assert_eq!(
+        d.missing[0].gather.as_deref(),
+        Some("kubectl get events --field-selector involvedObject.name=web-1")
+    );
+}
+
+#[test]
+fn an_absent_field_in_a_given_input_is_known_not_unknown() {
+    let kb = kb(PENDING);
+    let d = eval(&kb, &json!({"pod": pod("Pending"), "events": []}));
+    assert_eq!(status(&d, "c.full"), None);
+    assert_eq!(status(&d, "c.taint"), None);
+    // Both branches are false, so the next check is reached for sure; restarts is absent.
+    assert_eq!(status(&d, "c.restarts"), None);
+    assert!(d.missing.is_empty());
+}
+
+#[test]
+fn the_next_check_is_possible_when_the_branches_before_it_are_unknown() {
+    let kb = kb(PENDING);
+    let mut p = pod("Pending");
+    p["status"]["containerStatuses"] = json!([{"restartCount": 5}]);
+    let d = eval(&kb, &json!({"pod": p}));
+    assert_eq!(status(&d, "c.restarts"), Some(Status::Possible));
+    let otherwise = &d
+        .causes
+        .iter()
+        .find(|c| c.id == "c.restarts")
+        .unwrap()
+        .evidence[1];
+    assert_eq!(otherwise.condition, "otherwise");
+}
+
+#[test]
+fn symptoms_that_do_not_match_report_nothing() {
+    let kb = kb(PENDING);
+    let d = eval(&kb, &json!({"pod": pod("Running"), "events": []}));
+    assert!(d.symptoms.is_empty());
+    assert!(d.causes.is_empty());
+}
+
+#[test]
+fn confirmed_causes_come_first_then_possible_ones_by_how_close_they_are() {
+    let kb = kb(r#"
+symptom s "S" {
+  when phase == "Pending"
+  check "One" {
+    if message contains "x" => check "Two" { if message contains "z" => c.far }
+    if message contains "y" => c.near
+    if phase == "Pending" => c.sure
+  }
+}
+cause c.far "Far" { fix "f" { step "s" } }
+cause c.near "Near" { fix "f" { step "s" } }
+cause c.sure "Sure" { fix "f" { step "s" } }
+"#);
+    let d = eval(&kb, &json!({"pod": pod("Pending")}));
+    let order: Vec<(&str, Status)> = d.causes.iter().map(|c| (c.id.as_str(), c.status)).collect();
+    assert_eq!(
+        order,
+        [
+            ("c.sure", Status::Confirmed),
+            ("c.near", Status::Possible),
+            ("c.far", Status::Possible)
+        ]
+    );
+}
+
+#[test]
+fn else_holds_when_no_branch_does_and_is_unknown_when_one_might() {
+    let kb = kb(r#"
+symptom s "S" {
+  when exists(phase)
+  check "Which?" {
+    if message == "a" => c.a
+    else => c.other
+  }
+}
+cause c.a "A" { fix "f" { step "s" } }
+cause c.other "Other" { fix "f" { step "s" } }
+"#);
+    let known = eval(
+        &kb,
+        &json!({"pod": pod("Pending"), "events": [{"reason": "FailedScheduling", "message": "b"}]}),
+    );
+    assert_eq!(status(&known, "c.other"), Some(Status::Confirmed));
+    assert_eq!(status(&known, "c.a"), None);
+    let unknown = eval(&kb, &json!({"pod": pod("Pending")}));
+    assert_eq!(status(&unknown, "c.other"), Some(Status::Possible));
+}
+
+#[test]
+fn three_valued_logic_in_conditions() {
+    let kb = kb(r#"
+symptom s "S" {
+  when true
+  check "Logic" {
+    if message == "m" or phase == "Pending" => c.or_true
+    if message == "m" and phase == "Running" => c.and_false
+    if not exists(message) => c.not_unknown
+    if exists(restarts) => c.absent
+  }
+}
+cause c.or_true "or" { fix "f" { step "s" } }
+cause c.and_false "and" { fix "f" { step "s" } }
+cause c.not_unknown "not" { fix "f" { step "s" } }
+cause c.absent "absent" { fix "f" { step "s" } }
+"#);
+    let d = eval(&kb, &json!({"pod": pod("Pending")}));
+    assert_eq!(
+        status(&d, "c.or_true"),
+        Some(Status::Confirmed),
+        "unknown or true is true"
+    );
+    assert_eq!(
+        status(&d, "c.and_false"),
+        None,
+        "unknown and false is false"
+    );
+    assert_eq!(
+        status(&d, "c.not_unknown"),
+        Some(Status::Possible),
+        "not unknown is unknown"
+    );
+    assert_eq!(
+        status(&d, "c.absent"),
+        None,
+        "an absent field does not exist, for sure"
+    );
+}
+
+#[test]
+fn list_functions_filters_and_indexes() {
+    let kb = kb(r#"
+fact reasons: list<string> "Reasons" { from events.reason }
+fact failures: number "Failures" { from count(events[.type == "Warning"]) }
+fact last_reason: string "Last" { from events[-1].reason }
+fact all_warn: bool "All warnings" { from all(events, .type == "Warning") }
+fact lowered: string "Lower" { from lower(first(events).message) }
+symptom s "S" {
+  when true
+  check "Lists" {
+    if "BackOff" in reasons and failures == 2 => c.count
+    if last_reason == "Started" and not all_warn => c.index
+    if any(reasons, . starts_with "Back") and len(reasons) == 3 => c.any
+    if lowered contains "insufficient" => c.lower
+    if "Nope" not in reasons => c.not_in
+  }
+}
+cause c.count "count" { fix "f" { step "s" } }
+cause c.index "index" { fix "f" { step "s" } }
+cause c.any "any" { fix "f" { step "s" } }
+cause c.lower "lower" { fix "f" { step "s" } }
+cause c.not_in "not in" { fix "f" { step "s" } }
+"#);
+    let d = eval(
+        &kb,
+        &json!({"pod": pod("Pending"), "events": [
+            {"reason": "FailedScheduling", "type": "Warning", "message": "0/1 nodes: 1 INSUFFICIENT cpu"},
+            {"reason": "BackOff", "type": "Warning"},
+            {"reason": "Started", "type": "Normal"},
+        ]}),
+    );
+    let confirmed: Vec<&str> = d.confirmed().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        confirmed,
+        ["c.count", "c.index", "c.any", "c.lower", "c.not_in"]
+    );
+}
+
+#[test]
+fn given_facts_override_derived_ones_and_wrong_types_are_unknown() {
+    let kb = kb(PENDING);
+    let d = eval(
+        &kb,
+        &json!({"pod": pod("Running"), "facts": {"phase": "Pending", "message": "Insufficient memory"}}),
+    );
+    assert_eq!(status(&d, "c.full"), Some(Status::Confirmed));
+    let plain = eval(&kb, &json!({"phase": "Pending", "message": "had taint"}));
+    assert_eq!(status(&plain, "c.taint"), Some(Status::Confirmed));
+
+    let wrong = eval(&kb, &json!({"pod": {"status": {"phase": 3}}}));
+    assert!(wrong.symptoms.is_empty() || wrong.confirmed().count() == 0);
+    assert!(
+        wrong
+            .warnings
+            .iter()
+            .any(|w| w.contains("`phase` should be string")),
+        "{:?}",
+        wrong.warnings
+    );
+}
+
+#[test]
+fn unknown_keys_of_the_input_are_reported_not_dropped() {
+    let kb = kb(PENDING);
+    let d = eval(
+        &kb,
+        &json!({"podd": pod("Pending"), "facts": {"phaze": "x"}}),
+    );
+    assert!(
+        d.warnings
+            .iter()
+            .any(|w| w.contains("`podd`") && w.contains("did you mean `pod`")),
+        "{:?}",
+        d.warnings
+    );
+    assert!(
+        d.warnings.iter().any(|w| w.contains("`facts.phaze`")),
+        "{:?}",
+        d.warnings
+    );
+}
+
+#[test]
+fn fact_values_in_commands_are_quoted_data_never_templates() {
+    let kb = kb(PENDING);
+    let mut p = pod("Pending");
+    p["metadata"]["name"] = json!("x{{ 7*7 }}; rm -rf /");
+    let d = eval(
+        &kb,
+        &json!({"pod": p, "events": [{"reason": "FailedScheduling", "message": "Insufficient cpu"}]}),
+    );
+    let command = d.causes[0].fixes[0].steps[0].command.clone().unwrap();
+    assert_eq!(command, "kubectl describe pod 'x{{ 7*7 }}; rm -rf /'");
+}
+
+#[test]
+fn an_unknown_fact_in_a_command_becomes_a_placeholder() {
+    let kb = kb(PENDING);
+    let d = eval(&kb, &json!({"phase": "Pending"}));
+    let command = d.causes[0].fixes[0].steps[0].command.clone().unwrap();
+    assert_eq!(command, "kubectl describe pod <pod_name>");
+}
+
+#[test]
+fn facts_of_an_input_have_states() {
+    let kb = kb(PENDING);
+    let input = json!({"pod": pod("Pending")});
+    let facts = kb.facts_of(&kb.bind(&input));
+    let state = |name: &str| facts.iter().find(|f| f.name == name).unwrap().state;
+    assert_eq!(state("phase"), FactState::Known);
+    assert_eq!(state("restarts"), FactState::Absent);
+    assert_eq!(state("message"), FactState::Unknown);
+}
+
+#[test]
+fn evaluation_is_deterministic() {
+    let kb = kb(PENDING);
+    let input = json!({"pod": pod("Pending")});
+    let first = serde_json::to_string(&eval(&kb, &input)).unwrap();
+    let second = serde_json::to_string(&eval(&kb, &input)).unwrap();
+    assert_eq!(first, second);
+}
+
+fn codes(found: &[Problem]) -> Vec<Code> {
+    let mut codes: Vec<Code> = found
+        .iter()
+        .filter(|p| p.is_error())
+        .map(|p| p.code)
+        .collect();
+    codes.sort();
+    codes
+}
+
+#[test]
+fn every_compile_error_is_reported_at_once() {
+    let found = problems(
+        r#"
+symptom s "S" {
+  when phase == 3
+  check "C" {
+    if phaze == "x" => c.misspelt
+    if pod.status.phase == "x" => c.a
+    if message matches "(unclosed" => check nowhere
+    else => c.a
+    if restarts > 1 => c.a
+  }
+}
+cause c.a "A" { fix "f" { step "s" run "kubectl get {{ pod_nam }}" } }
+cause c.a "Again" { fix "f" { step "s" } }
+cause c.lonely "Unreachable" { }
+"#,
+    );
+    assert_eq!(
+        codes(&found),
+        [
+            Code::DuplicateId,
+            Code::UnknownCause,
+            Code::UnknownCheck,
+            Code::UnknownName,
+            Code::UnknownName,
+            Code::UnknownTemplateFact,
+            Code::UnreachableCause,
+            Code::CauseWithoutFix,
+            Code::MisplacedElse,
+            Code::TypeMismatch,
+            Code::BadRegex,
+        ]
+    );
+    let misspelt = found
+        .iter()
+        .find(|p| p.message == "unknown fact `phaze`")
+        .unwrap();
+    assert_eq!(misspelt.help.as_deref(), Some("did you mean `phase`?"));
+    assert_eq!(misspelt.loc.position(), "test.kb:20:8");
+    let duplicate = found.iter().find(|p| p.code == Code::DuplicateId).unwrap();
+    assert_eq!(duplicate.loc.position(), "test.kb:28:7");
+    assert_eq!(duplicate.related[0].loc.position(), "test.kb:27:7");
+    let input = found
+        .iter()
+        .find(|p| p.message.contains("is an input"))
+        .unwrap();
+    assert_eq!(input.loc.text(), "pod");
+    let template = found
+        .iter()
+        .find(|p| p.code == Code::UnknownTemplateFact)
+        .unwrap();
+    assert_eq!(template.help.as_deref(), Some("did you mean `pod_name`?"));
+}
+
+#[test]
+fn loops_between_checks_and_facts_are_rejected() {
+    let found = problems(
+        r#"
+fact a: bool "A" { from b }
+fact b: bool "B" { from a }
+symptom s "S" { when a check "C" { if true => check one } }
+check one "One" { if true => check two }
+check two "Two" { if true => check one  if false => c.x }
+cause c.x "X" { fix "f" { step "s" } }
+"#,
+    );
+    let cycles: Vec<&Problem> = found.iter().filter(|p| p.code == Code::Cycle).collect();
+    assert_eq!(
+        cycles.len(),
+        2,
+        "{:#?}",
+        found.iter().map(|p| &p.message).collect::<Vec<_>>()
+    );
+    assert!(cycles.iter().any(|p| p.message.contains("`a` → `b`")));
+    assert!(cycles.iter().any(|p| p.message.contains("`one` → `two`")));
+}
+
+#[test]
+fn type_errors_name_both_sides() {
+    let found = problems(
+        r#"
+fact n: number "N" { from "text" }
+symptom s "S" {
+  when true
+  check "Types" {
+    if phase => c.x
+    if restarts contains "x" => c.x
+    if count(phase) > 1 => c.x
+    if any(events, .reason) => c.x
+    if lowr(phase) == "x" => c.x
+    if .reason == "x" => c.x
+    if exists(phase, phase) => c.x
+  }
+}
+cause c.x "X" { fix "f" { step "s" } }
+"#,
+    );
+    let messages: Vec<&str> = found
+        .iter()
+        .filter(|p| p.is_error())
+        .map(|p| p.message.as_str())
+        .collect();
+    assert!(
+        messages.contains(&"fact `n` is declared number, but its derivation is string"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"a condition must be a bool, but `phase` is string"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"`contains` cannot apply to number and string"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"`phase` is string, not a list"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"a condition must be a bool, but `.reason` is any value")
+            || messages.iter().all(|m| !m.contains(".reason` is")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"unknown function `lowr`"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"`.reason` has no list element to refer to"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"`exists` takes one argument, not 2"),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn a_regex_that_would_explode_a_backtracking_engine_is_linear_here() {
+    let kb = kb(r#"
+symptom s "S" {
+  when true
+  check "Regex" { if message matches r"^(a+)+$" => c.x }
+}
+cause c.x "X" { fix "f" { step "s" } }
+"#);
+    let evil = format!("{}!", "a".repeat(100_000));
+    let d = eval(
+        &kb,
+        &json!({"events": [{"reason": "FailedScheduling", "message": evil}]}),
+    );
+    assert_eq!(status(&d, "c.x"), None);
+    let backreference = problems(
+        r#"
+symptom s "S" { when true check "R" { if message matches r"(a)\1" => c.x } }
+cause c.x "X" { fix "f" { step "s" } }
+"#,
+    );
+    assert_eq!(codes(&backreference), [Code::BadRegex]);
+}
+
+#[test]
+fn unused_facts_are_warnings_only() {
+    let kb = kb(r#"
+fact spare: string "Spare" { from pod.spec.x }
+symptom s "S" { when phase == "x" check "C" { if true => c.x } }
+cause c.x "X" { fix "f" { step "s" } }
+"#);
+    let unused: Vec<&str> = kb
+        .warnings
+        .iter()
+        .filter(|w| w.code == Code::UnusedFact)
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(unused.contains(&"fact `spare` is never used"), "{unused:?}");
+}
