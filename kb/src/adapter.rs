@@ -89,6 +89,7 @@ fn name_of(object: &Json) -> (&str, &str) {
 
 fn label(kind: &str, object: &Json) -> String {
     match name_of(object) {
+        (_, "") => format!("{kind} (unnamed)"),
         ("", name) => format!("{kind} {name}"),
         (namespace, name) => format!("{kind} {namespace}/{name}"),
     }

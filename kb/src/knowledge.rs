@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kb_dsl::{Problem, ast::RuleSet};
+use kb_dsl::{Broken, Code, Problem, ast::RuleSet};
 use kb_engine::KnowledgeBase;
 use serde::Deserialize;
 
@@ -137,22 +137,59 @@ fn parse_manifest(text: &str, name: &str) -> Result<Manifest, LoadError> {
     toml::from_str(text).map_err(|e| LoadError::Other(format!("invalid manifest `{name}`: {e}")))
 }
 
-/// Parses every file, then compiles them together; problems of all files at once.
-fn compile<'a>(
+/// Parses every file, then compiles them together; problems of all files at
+/// once. Declarations that parsed are checked even when others did not, but
+/// problems that only follow from a broken declaration are left out.
+pub fn compile<'a>(
     files: impl Iterator<Item = (&'a String, &'a String)>,
 ) -> Result<KnowledgeBase, LoadError> {
     let mut rules = RuleSet::default();
     let mut problems = Vec::new();
+    let mut broken = Vec::new();
     for (name, text) in files {
         match kb_dsl::parse(text, name) {
             Ok(parsed) => rules.extend(parsed),
-            Err(found) => problems.extend(found),
+            Err(errors) => {
+                problems.extend(errors.problems);
+                rules.extend(errors.recovered);
+                broken.extend(errors.broken);
+            }
         }
     }
-    if !problems.is_empty() {
-        return Err(LoadError::Rules(problems));
+    match kb_engine::compile(&rules) {
+        Ok(kb) if problems.is_empty() => Ok(kb),
+        Ok(_) => Err(LoadError::Rules(problems)),
+        Err(found) => {
+            problems.extend(found.into_iter().filter(|p| !follows_from(p, &broken)));
+            Err(LoadError::Rules(problems))
+        }
     }
-    kb_engine::compile(&rules).map_err(LoadError::Rules)
+}
+
+/// Whether a compile problem may only be the echo of a syntax error.
+fn follows_from(problem: &Problem, broken: &[Broken]) -> bool {
+    if broken.is_empty() {
+        return false;
+    }
+    let names_broken = |problem: &Problem| {
+        broken.iter().any(|b| match b {
+            Broken::Everything => true,
+            Broken::Declaration { name, .. } => problem.message.contains(&format!("`{name}`")),
+        })
+    };
+    match problem.code {
+        Code::UnknownCause
+        | Code::UnknownCheck
+        | Code::UnknownName
+        | Code::UnknownTemplateFact
+        | Code::UnknownTestId => names_broken(problem),
+        Code::UnreachableCause | Code::UnreachableCheck => broken.iter().any(|b| match b {
+            Broken::Everything => true,
+            Broken::Declaration { keyword, .. } => keyword == "symptom" || keyword == "check",
+        }),
+        Code::UnusedFact => true,
+        _ => false,
+    }
 }
 
 /// `a/./b/../c` → `a/c`, without touching the file system.

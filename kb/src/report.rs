@@ -12,9 +12,15 @@ fn color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// Renders problems with the source line and a marker under the culprit.
+/// Renders problems with the source line and a marker under the culprit,
+/// in colour when stderr is a terminal.
 pub fn problems(problems: &[Problem]) -> String {
-    let theme = if color() {
+    render(problems, color())
+}
+
+/// Renders problems, with or without colour.
+pub fn render(problems: &[Problem], color: bool) -> String {
+    let theme = if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()

@@ -1,0 +1,120 @@
+//! The bundled knowledge base: it compiles clean, its rule tests pass, and
+//! every catalog cause of its symptoms has a test that confirms it.
+
+#![expect(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+use std::path::Path;
+
+use kb::knowledge::Loaded;
+use kb::rule_tests;
+
+fn bundled() -> Loaded {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kb/rules");
+    Loaded::from_dir(&dir)
+        .map_err(|e| format!("{e:?}"))
+        .unwrap()
+}
+
+/// The catalog's ids for the symptoms the knowledge base covers: a public contract.
+const CATALOG: &[(&str, &[&str])] = &[
+    (
+        "pod-pending",
+        &[
+            "pending.insufficient-resources",
+            "pending.too-many-pods",
+            "pending.node-selector-mismatch",
+            "pending.affinity-unsatisfied",
+            "pending.untolerated-taint",
+            "pending.no-ready-nodes",
+            "pending.scheduler-down",
+            "pending.volume-zone-conflict",
+            "pending.unbound-pvc",
+            "pending.host-port-conflict",
+        ],
+    ),
+    (
+        "pod-crash-loop",
+        &[
+            "crash.oom-limit",
+            "crash.oom-node",
+            "crash.liveness-probe",
+            "crash.command-not-found",
+            "crash.command-not-executable",
+            "crash.no-foreground-process",
+            "crash.app-error",
+            "crash.config-invalid",
+            "crash.dns-failure",
+            "crash.read-only-filesystem",
+            "crash.mount-target-missing",
+            "crash.ipv6-unsupported",
+            "crash.segfault",
+        ],
+    ),
+];
+
+#[test]
+fn the_bundled_knowledge_base_compiles_without_warnings() {
+    let loaded = bundled();
+    let warnings: Vec<&str> = loaded
+        .kb
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn every_rule_test_passes() {
+    let loaded = bundled();
+    let outcomes = rule_tests::run(&loaded, None);
+    let failed: Vec<String> = outcomes
+        .iter()
+        .filter(|o| !o.passed())
+        .map(|o| format!("{} ({}): {}", o.name, o.position, o.failures.join("; ")))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(outcomes.len() >= 30);
+}
+
+#[test]
+fn every_catalog_cause_exists_under_its_symptom_and_a_test_confirms_it() {
+    let loaded = bundled();
+    let kb = &loaded.kb;
+    for (symptom, causes) in CATALOG {
+        assert!(
+            kb.symptoms.iter().any(|s| s.id == *symptom),
+            "symptom {symptom} is missing"
+        );
+        for cause in *causes {
+            let index = kb.causes.iter().position(|c| c.id == *cause);
+            assert!(index.is_some(), "cause {cause} is missing");
+            let Some(index) = index else { continue };
+            let under: Vec<&str> = kb
+                .symptoms_of(kb_engine::kb::CauseId(index))
+                .into_iter()
+                .map(|s| kb.symptoms[s.0].id.as_str())
+                .collect();
+            assert!(
+                under.contains(symptom),
+                "{cause} is not reached from {symptom}: {under:?}"
+            );
+            let tested = kb.tests.iter().any(|test| {
+                test.expects.iter().any(|e| {
+                    matches!(e, kb_dsl::ast::Expect::Reported { id, status: kb_dsl::ast::ExpectedStatus::Confirmed } if id.name == *cause)
+                })
+            });
+            assert!(tested, "no rule test confirms {cause}");
+        }
+    }
+}
+
+#[test]
+fn the_embedded_knowledge_base_is_the_one_in_the_repository() {
+    let embedded = Loaded::bundled().map_err(|e| format!("{e:?}")).unwrap();
+    let on_disk = bundled();
+    assert_eq!(embedded.kb.causes.len(), on_disk.kb.causes.len());
+    assert_eq!(embedded.kb.tests.len(), on_disk.kb.tests.len());
+    let outcomes = rule_tests::run(&embedded, None);
+    assert!(outcomes.iter().all(rule_tests::Outcome::passed));
+}

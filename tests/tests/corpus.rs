@@ -1,0 +1,55 @@
+//! Rule files good and bad: good ones compile clean, bad ones yield the
+//! diagnostics snapshotted here (rendered without colour).
+
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use kb::knowledge::{self, LoadError};
+
+fn corpus() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "kb"))
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn load(name: &str, text: &str) -> Result<kb_engine::KnowledgeBase, LoadError> {
+    let files = BTreeMap::from([(name.to_owned(), text.to_owned())]);
+    knowledge::compile(files.iter())
+}
+
+#[test]
+fn good_rule_files_compile_without_warnings() {
+    for (name, text) in corpus().iter().filter(|(name, _)| name.starts_with("ok_")) {
+        match load(name, text) {
+            Ok(kb) => assert!(kb.warnings.is_empty(), "{name}: {:?}", kb.warnings),
+            Err(LoadError::Rules(problems)) => {
+                panic!("{name}:\n{}", kb::report::render(&problems, false))
+            }
+            Err(LoadError::Other(message)) => panic!("{name}: {message}"),
+        }
+    }
+}
+
+#[test]
+fn bad_rule_files_report_every_problem_with_its_location() {
+    for (name, text) in corpus().iter().filter(|(name, _)| name.starts_with("err_")) {
+        let problems = match load(name, text) {
+            Err(LoadError::Rules(problems)) => problems,
+            Ok(_) => panic!("{name} compiled, but should not"),
+            Err(LoadError::Other(message)) => panic!("{name}: {message}"),
+        };
+        let snapshot = name.trim_end_matches(".kb").to_owned();
+        insta::assert_snapshot!(snapshot, kb::report::render(&problems, false));
+    }
+}
