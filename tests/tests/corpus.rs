@@ -53,3 +53,22 @@ fn bad_rule_files_report_every_problem_with_its_location() {
         insta::assert_snapshot!(snapshot, kb::report::render(&problems, false));
     }
 }
+
+#[test]
+fn the_example_of_the_language_reference_compiles_and_passes_its_test() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/language.md")).unwrap();
+    let example = doc.split("```kb\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+    let dir = std::env::temp_dir().join(format!("kb-language-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("example.kb"), example).unwrap();
+    let loaded = kb::knowledge::Loaded::from_dir(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let loaded = match loaded {
+        Ok(loaded) => loaded,
+        Err(LoadError::Rules(problems)) => panic!("{}", kb::report::render(&problems, false)),
+        Err(LoadError::Other(message)) => panic!("{message}"),
+    };
+    let outcomes = kb::rule_tests::run(&loaded, None);
+    assert_eq!(outcomes.len(), 1);
+    assert!(outcomes.iter().all(kb::rule_tests::Outcome::passed), "{outcomes:?}");
+}
