@@ -49,8 +49,8 @@ pub struct LocalText {
 impl LocalText {
     pub(crate) fn of(text: &ast::Text) -> Self {
         Self {
-            en: text.en.value.clone(),
-            zh: text.zh.as_ref().map(|s| s.value.clone()),
+            en: reflow(&text.en.value),
+            zh: text.zh.as_ref().map(|s| reflow(&s.value)),
         }
     }
 
@@ -61,6 +61,34 @@ impl LocalText {
             _ => &self.en,
         }
     }
+}
+
+/// Joins the lines of each paragraph, as Markdown would: wrapped source text
+/// becomes one line per paragraph. Lines of Chinese are joined without a space.
+fn reflow(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, paragraph) in text.split("\n\n").enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        let mut previous: Option<char> = None;
+        for line in paragraph.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if let Some(last) = previous {
+                let next = line.chars().next().unwrap_or(' ');
+                if !(is_wide(last) || is_wide(next)) {
+                    out.push(' ');
+                }
+            }
+            out.push_str(line);
+            previous = line.chars().last();
+        }
+    }
+    out
+}
+
+/// CJK characters and full-width punctuation, which are not separated by spaces.
+fn is_wide(c: char) -> bool {
+    matches!(c, '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF00}'..='\u{FFEF}')
 }
 
 /// A node of the decision graph.

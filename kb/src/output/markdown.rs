@@ -14,6 +14,7 @@ use super::Report;
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     let mut env = Environment::new();
     env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
     env.add_filter("code", code_span);
     env.add_filter("fence", code_block);
     env.add_filter("cell", |s: String| s.replace('|', "\\|").replace('\n', " "));
@@ -31,7 +32,7 @@ pub fn write(out: &mut dyn Write, report: &Report<'_>) -> io::Result<()> {
     let rendered = ENV
         .get_template("incident.md")
         .and_then(|template| template.render(report))
-        .map_err(|error| io::Error::other(format!("cannot render the incident note: {error:#}")))?;
+        .map_err(|error| io::Error::other(format!("cannot render the incident note: {error}")))?;
     out.write_all(rendered.trim_end().as_bytes())?;
     writeln!(out)
 }
