@@ -56,8 +56,14 @@ fn bad_rule_files_report_every_problem_with_its_location() {
 
 #[test]
 fn the_example_of_the_language_reference_compiles_and_passes_its_test() {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/language.md")).unwrap();
-    let example = doc.split("```kb\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/language.md"))
+            .unwrap();
+    let example = doc
+        .split("```kb\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap();
     let dir = std::env::temp_dir().join(format!("kb-language-example-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("example.kb"), example).unwrap();
@@ -70,5 +76,8 @@ fn the_example_of_the_language_reference_compiles_and_passes_its_test() {
     };
     let outcomes = kb::rule_tests::run(&loaded, None);
     assert_eq!(outcomes.len(), 1);
-    assert!(outcomes.iter().all(kb::rule_tests::Outcome::passed), "{outcomes:?}");
+    assert!(
+        outcomes.iter().all(kb::rule_tests::Outcome::passed),
+        "{outcomes:?}"
+    );
 }

@@ -12,7 +12,10 @@ use serde_json::Value as Json;
 
 /// The fields of each documented object: name → (field → required).
 fn documented() -> BTreeMap<String, BTreeMap<String, bool>> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/json-schema.md")).unwrap();
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/json-schema.md"),
+    )
+    .unwrap();
     let mut objects = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in doc.lines() {
@@ -22,24 +25,35 @@ fn documented() -> BTreeMap<String, BTreeMap<String, bool>> {
         }
         let Some(object) = &current else { continue };
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let [_, field, ty, ..] = cells.as_slice() else { continue };
+        let [_, field, ty, ..] = cells.as_slice() else {
+            continue;
+        };
         if !field.starts_with('`') {
             continue;
         }
         for name in field.split(',') {
             let name = name.trim().trim_matches('`').to_owned();
             let required = !ty.contains("optional");
-            objects.entry(object.clone()).or_insert_with(BTreeMap::new).insert(name, required);
+            objects
+                .entry(object.clone())
+                .or_insert_with(BTreeMap::new)
+                .insert(name, required);
         }
     }
     objects
 }
 
 fn observe(kind: &str, value: &Json, seen: &mut Vec<(String, BTreeSet<String>)>) {
-    let Json::Object(map) = value else { panic!("{kind} is not an object: {value}") };
+    let Json::Object(map) = value else {
+        panic!("{kind} is not an object: {value}")
+    };
     seen.push((kind.to_owned(), map.keys().cloned().collect()));
     let children: &[(&str, &str)] = match kind {
-        "Report" => &[("symptoms", "Symptom"), ("causes", "Cause"), ("missing", "Missing")],
+        "Report" => &[
+            ("symptoms", "Symptom"),
+            ("causes", "Cause"),
+            ("missing", "Missing"),
+        ],
         "Symptom" => &[("evidence", "Evidence")],
         "Cause" => &[("evidence", "Evidence"), ("fixes", "Fix")],
         "Evidence" => &[("facts", "Fact")],
@@ -61,26 +75,50 @@ fn the_documented_schema_is_the_one_written() {
     let loaded = Loaded::bundled().map_err(|e| format!("{e:?}")).unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kb/rules/fixtures");
     let mut seen = Vec::new();
-    for case in ["pending/insufficient-resources.json", "pending/no-events.json", "crash-loop/app-error.json", "crash-loop/oom-limit.json"] {
+    for case in [
+        "pending/insufficient-resources.json",
+        "pending/no-events.json",
+        "crash-loop/app-error.json",
+        "crash-loop/oom-limit.json",
+    ] {
         let text = std::fs::read_to_string(fixtures.join(case)).unwrap();
         let document: Json = serde_json::from_str(&text).unwrap();
         let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
-        let diagnosis = loaded.kb.evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En);
-        let report = Report { subject: subject.label.as_deref(), line: Some(1), diagnosis: &diagnosis };
+        let diagnosis = loaded
+            .kb
+            .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En);
+        let report = Report {
+            subject: subject.label.as_deref(),
+            line: Some(1),
+            diagnosis: &diagnosis,
+        };
         observe("Report", &serde_json::to_value(&report).unwrap(), &mut seen);
     }
     let mut kinds = BTreeSet::new();
     for (kind, keys) in &seen {
         kinds.insert(kind.clone());
-        let fields = documented.get(kind).unwrap_or_else(|| panic!("`{kind}` is not documented"));
+        let fields = documented
+            .get(kind)
+            .unwrap_or_else(|| panic!("`{kind}` is not documented"));
         for key in keys {
-            assert!(fields.contains_key(key), "`{kind}.{key}` is written but not documented");
+            assert!(
+                fields.contains_key(key),
+                "`{kind}.{key}` is written but not documented"
+            );
         }
         for (field, required) in fields {
-            assert!(!required || keys.contains(field), "`{kind}.{field}` is documented as required but missing");
+            assert!(
+                !required || keys.contains(field),
+                "`{kind}.{field}` is documented as required but missing"
+            );
         }
     }
-    for kind in ["Report", "Symptom", "Cause", "Evidence", "Fact", "Fix", "Step", "Missing"] {
-        assert!(kinds.contains(kind), "no `{kind}` was observed; the cases should cover it");
+    for kind in [
+        "Report", "Symptom", "Cause", "Evidence", "Fact", "Fix", "Step", "Missing",
+    ] {
+        assert!(
+            kinds.contains(kind),
+            "no `{kind}` was observed; the cases should cover it"
+        );
     }
 }
