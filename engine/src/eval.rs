@@ -71,8 +71,15 @@ impl KnowledgeBase {
 
     /// Diagnoses one input.
     pub fn evaluate(&self, input: &Input<'_>, lang: Lang) -> Diagnosis {
+        self.evaluate_traced(input, lang).0
+    }
+
+    /// Diagnoses one input and tells which checks it reached, for coverage.
+    pub fn evaluate_traced(&self, input: &Input<'_>, lang: Lang) -> (Diagnosis, Trace) {
         let mut run = Run::new(self, input);
-        run.walk(lang)
+        let mut trace = Trace::default();
+        let diagnosis = run.walk(lang, &mut trace);
+        (diagnosis, trace)
     }
 
     /// Every fact of the knowledge base, as this input gives or derives it.
@@ -86,6 +93,13 @@ fn set<'a>(slots: &mut [Option<&'a Json>], index: usize, value: &'a Json) {
     if let Some(slot) = slots.get_mut(index) {
         *slot = Some(value);
     }
+}
+
+/// What an evaluation went through, beyond its findings.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Every check reached, with the truth of the strongest path to it.
+    pub checks: Vec<(CheckId, Truth)>,
 }
 
 /// How a node was reached: the strongest truth of any path to it, and that path.
@@ -222,7 +236,7 @@ impl<'a> Run<'a> {
         FactSeen { name, state, value }
     }
 
-    fn walk(&mut self, lang: Lang) -> Diagnosis {
+    fn walk(&mut self, lang: Lang, trace: &mut Trace) -> Diagnosis {
         let kb = self.kb;
         let mut reach: Vec<Option<Reach>> = vec![None; kb.graph.node_count()];
         let mut symptoms = Vec::new();
@@ -267,6 +281,7 @@ impl<'a> Run<'a> {
                     let Some(Some(here)) = reach.get(node.index()).cloned() else {
                         continue;
                     };
+                    trace.checks.push((c, here.truth));
                     let Some(check) = kb.checks.get(c.0) else {
                         continue;
                     };

@@ -33,7 +33,7 @@ pub mod value;
 
 pub use compile::compile;
 pub use diagnosis::Diagnosis;
-pub use eval::Input;
+pub use eval::{Input, Trace};
 pub use kb::{KnowledgeBase, Lang};
 
 #[cfg(test)]

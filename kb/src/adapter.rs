@@ -99,9 +99,15 @@ fn label(kind: &str, object: &Json) -> String {
 fn normalize_bundle(mut document: Json) -> Result<Subject, String> {
     if let Some(events) = document.get_mut("events") {
         match events {
-            Json::Array(_) | Json::Null => {}
+            Json::Array(items) => sort_by_time(items),
+            Json::Null => {}
             Json::Object(list) if list.get("items").is_some_and(Json::is_array) => {
-                *events = list.remove("items").unwrap_or(Json::Array(Vec::new()));
+                let mut items = match list.remove("items") {
+                    Some(Json::Array(items)) => items,
+                    _ => Vec::new(),
+                };
+                sort_by_time(&mut items);
+                *events = Json::Array(items);
             }
             other => {
                 return Err(format!(
@@ -193,15 +199,9 @@ impl Objects {
                 let mut bundle = Map::new();
                 let (namespace, _) = name_of(pod);
                 let owner = self.owner_of(pod);
-                if self.saw_events {
-                    let events: Vec<Json> = self
-                        .events
-                        .iter()
-                        .filter(|e| involves(e, pod) || owner.is_some_and(|o| involves(e, o)))
-                        .cloned()
-                        .collect();
-                    bundle.insert("events".into(), Json::Array(events));
-                }
+                self.add_events(&mut bundle, |e| {
+                    involves(e, pod) || owner.is_some_and(|o| involves(e, o))
+                });
                 let node_name = at(pod, "/spec/nodeName").as_str();
                 if let Some(node) = self
                     .nodes
@@ -225,15 +225,7 @@ impl Objects {
         } else if !self.owners.is_empty() {
             for owner in &self.owners {
                 let mut bundle = Map::new();
-                if self.saw_events {
-                    let events: Vec<Json> = self
-                        .events
-                        .iter()
-                        .filter(|e| involves(e, owner))
-                        .cloned()
-                        .collect();
-                    bundle.insert("events".into(), Json::Array(events));
-                }
+                self.add_events(&mut bundle, |e| involves(e, owner));
                 let (namespace, _) = name_of(owner);
                 if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
                     bundle.insert("namespace".into(), ns.clone());
@@ -251,15 +243,7 @@ impl Objects {
         } else {
             for namespace in &self.namespaces {
                 let mut bundle = Map::new();
-                if self.saw_events {
-                    let events: Vec<Json> = self
-                        .events
-                        .iter()
-                        .filter(|e| involves(e, namespace))
-                        .cloned()
-                        .collect();
-                    bundle.insert("events".into(), Json::Array(events));
-                }
+                self.add_events(&mut bundle, |e| involves(e, namespace));
                 bundle.insert("namespace".into(), namespace.clone());
                 subjects.push(Subject {
                     label: Some(label("namespace", namespace)),
@@ -268,6 +252,16 @@ impl Objects {
             }
         }
         Ok(subjects)
+    }
+
+    /// Puts the events `about` selects into a bundle, oldest first; when the
+    /// input held no events at all, leaves them out, so they are unknown.
+    fn add_events(&self, bundle: &mut Map<String, Json>, about: impl Fn(&Json) -> bool) {
+        if self.saw_events {
+            let mut events: Vec<Json> = self.events.iter().filter(|e| about(e)).cloned().collect();
+            sort_by_time(&mut events);
+            bundle.insert("events".into(), Json::Array(events));
+        }
     }
 
     /// The controller that owns a pod, among the objects given.
@@ -289,6 +283,25 @@ impl Objects {
                 }
             })
     }
+}
+
+/// Orders events oldest first, by when they were last seen, whichever of
+/// the old (`lastTimestamp`) and new (`series`, `eventTime`) fields they use,
+/// so that rules reading the last event read the latest one.
+fn sort_by_time(events: &mut [Json]) {
+    events.sort_by_cached_key(|event| {
+        [
+            "/series/lastObservedTime",
+            "/lastTimestamp",
+            "/eventTime",
+            "/firstTimestamp",
+            "/metadata/creationTimestamp",
+        ]
+        .iter()
+        .find_map(|pointer| at(event, pointer).as_str())
+        .unwrap_or_default()
+        .to_owned()
+    });
 }
 
 /// Whether an event is about an object: by uid, or by kind, namespace and name.

@@ -7,6 +7,8 @@
 use kb_dsl::ast::{Expect, ExpectedStatus, Test, TestInput};
 use kb_engine::Lang;
 use kb_engine::diagnosis::{Diagnosis, Status, SymptomStatus};
+use kb_engine::kb::CheckId;
+use kb_engine::value::Truth;
 use serde_json::Value as Json;
 
 use crate::adapter;
@@ -21,6 +23,10 @@ pub struct Outcome {
     pub position: String,
     /// What went wrong; empty when it passed.
     pub failures: Vec<String>,
+    /// The causes the test's input confirmed.
+    pub confirmed: Vec<String>,
+    /// The checks its input reached for sure.
+    pub checks: Vec<CheckId>,
 }
 
 impl Outcome {
@@ -37,18 +43,71 @@ pub fn run(loaded: &Loaded, filter: Option<&str>) -> Vec<Outcome> {
         .tests
         .iter()
         .filter(|test| filter.is_none_or(|f| test.name.value.contains(f)))
-        .map(|test| Outcome {
-            name: test.name.value.clone(),
-            position: test.loc.position(),
-            failures: match document(loaded, test) {
+        .map(|test| {
+            let mut outcome = Outcome {
+                name: test.name.value.clone(),
+                position: test.loc.position(),
+                failures: Vec::new(),
+                confirmed: Vec::new(),
+                checks: Vec::new(),
+            };
+            match document(loaded, test) {
                 Ok(document) => {
-                    let diagnosis = loaded.kb.evaluate(&loaded.kb.bind(&document), Lang::En);
-                    check(test, &diagnosis)
+                    let (diagnosis, trace) = loaded
+                        .kb
+                        .evaluate_traced(&loaded.kb.bind(&document), Lang::En);
+                    outcome.failures = check(test, &diagnosis);
+                    outcome.confirmed = diagnosis.confirmed().map(|c| c.id.clone()).collect();
+                    outcome.checks = trace
+                        .checks
+                        .into_iter()
+                        .filter(|(_, truth)| *truth == Truth::True)
+                        .map(|(id, _)| id)
+                        .collect();
                 }
-                Err(message) => vec![message],
-            },
+                Err(message) => outcome.failures.push(message),
+            }
+            outcome
         })
         .collect()
+}
+
+/// What the tests exercise: causes some test confirms, checks some test reaches.
+#[derive(Debug)]
+pub struct Coverage {
+    /// How many causes the knowledge base has.
+    pub causes: usize,
+    /// The causes no test confirms.
+    pub untested_causes: Vec<String>,
+    /// How many checks it has.
+    pub checks: usize,
+    /// The checks no test reaches for sure: (id, question).
+    pub untested_checks: Vec<(String, String)>,
+}
+
+impl Coverage {
+    /// Measures coverage of a whole test run (not a filtered one).
+    pub fn of(kb: &kb_engine::KnowledgeBase, outcomes: &[Outcome]) -> Self {
+        let untested_causes = kb
+            .causes
+            .iter()
+            .filter(|cause| !outcomes.iter().any(|o| o.confirmed.contains(&cause.id)))
+            .map(|cause| cause.id.clone())
+            .collect();
+        let untested_checks = kb
+            .checks
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !outcomes.iter().any(|o| o.checks.contains(&CheckId(*i))))
+            .map(|(_, check)| (check.id.clone(), check.title.en.clone()))
+            .collect();
+        Self {
+            causes: kb.causes.len(),
+            untested_causes,
+            checks: kb.checks.len(),
+            untested_checks,
+        }
+    }
 }
 
 /// The input document of a test, with its `given` facts merged in.

@@ -75,6 +75,17 @@ fn every_rule_test_passes() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
     assert!(outcomes.len() >= 30);
+    let coverage = rule_tests::Coverage::of(&loaded.kb, &outcomes);
+    assert!(
+        coverage.untested_causes.is_empty(),
+        "{:?}",
+        coverage.untested_causes
+    );
+    assert!(
+        coverage.untested_checks.is_empty(),
+        "{:?}",
+        coverage.untested_checks
+    );
 }
 
 #[test]

@@ -14,6 +14,9 @@ pub struct Args {
     /// Run only the tests whose name contains this text.
     #[arg(long)]
     pub filter: Option<String>,
+    /// Also list the causes no test confirms and the checks no test reaches.
+    #[arg(long, conflicts_with = "filter")]
+    pub coverage: bool,
 }
 
 /// Runs `kb test`.
@@ -34,6 +37,9 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
             }
         }
     }
+    if args.coverage {
+        write_coverage(&mut out, &rule_tests::Coverage::of(&loaded.kb, &outcomes));
+    }
     let _ = writeln!(
         out,
         "\n{} passed, {} failed",
@@ -44,5 +50,31 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
         Exit::Ok
     } else {
         Exit::TestsFailed
+    }
+}
+
+fn write_coverage(out: &mut dyn Write, coverage: &rule_tests::Coverage) {
+    let percent = |untested: usize, total: usize| {
+        if total == 0 {
+            100
+        } else {
+            100 * (total - untested) / total
+        }
+    };
+    let _ = writeln!(
+        out,
+        "\ncoverage: causes {}/{} ({}%), checks {}/{} ({}%)",
+        coverage.causes - coverage.untested_causes.len(),
+        coverage.causes,
+        percent(coverage.untested_causes.len(), coverage.causes),
+        coverage.checks - coverage.untested_checks.len(),
+        coverage.checks,
+        percent(coverage.untested_checks.len(), coverage.checks),
+    );
+    for cause in &coverage.untested_causes {
+        let _ = writeln!(out, "  no test confirms cause {cause}");
+    }
+    for (id, title) in &coverage.untested_checks {
+        let _ = writeln!(out, "  no test reaches check {id} ({title})");
     }
 }
