@@ -55,11 +55,9 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
 
 fn write_coverage(out: &mut dyn Write, coverage: &rule_tests::Coverage) {
     let percent = |untested: usize, total: usize| {
-        if total == 0 {
-            100
-        } else {
-            100 * (total - untested) / total
-        }
+        (100 * total.saturating_sub(untested))
+            .checked_div(total)
+            .unwrap_or(100)
     };
     let _ = writeln!(
         out,
