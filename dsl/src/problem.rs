@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::source::Loc;
+use crate::source::{Loc, SourceText};
 
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -109,7 +109,7 @@ pub struct Problem {
     pub help: Option<String>,
     /// Other places that take part (the first of two duplicates, …).
     pub related: Vec<Note>,
-    source: miette::NamedSource<std::sync::Arc<str>>,
+    source: SourceText,
 }
 
 impl Problem {
@@ -123,7 +123,7 @@ impl Problem {
             label: String::from("here"),
             help: None,
             related: Vec::new(),
-            source: loc.named_source(),
+            source: SourceText(std::sync::Arc::clone(&loc.src)),
         }
     }
 
@@ -152,7 +152,7 @@ impl Problem {
         self.related.push(Note {
             loc: loc.clone(),
             label: label.into(),
-            source: loc.named_source(),
+            source: SourceText(std::sync::Arc::clone(&loc.src)),
         });
         self
     }
@@ -218,7 +218,7 @@ pub struct Note {
     pub loc: Loc,
     /// What is there.
     pub label: String,
-    source: miette::NamedSource<std::sync::Arc<str>>,
+    source: SourceText,
 }
 
 impl fmt::Display for Note {

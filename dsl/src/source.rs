@@ -57,11 +57,6 @@ impl Loc {
         (self.start, self.end.saturating_sub(self.start)).into()
     }
 
-    /// The file, named, for miette to show the lines around a label.
-    pub fn named_source(&self) -> miette::NamedSource<Arc<str>> {
-        miette::NamedSource::new(&self.src.name, Arc::clone(&self.src.text))
-    }
-
     /// `file:line:column`, for messages that cannot show a snippet.
     pub fn position(&self) -> String {
         let (line, column) = self.src.line_col(self.start);
@@ -78,5 +73,32 @@ impl PartialEq for Loc {
 impl fmt::Debug for Loc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+/// A source as miette reads it: named, and with columns counted in
+/// characters, as `kb check --format json` counts them.
+#[derive(Debug, Clone)]
+pub(crate) struct SourceText(pub Arc<Source>);
+
+impl miette::SourceCode for SourceText {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let text: &'a str = &self.0.text;
+        let contents = text.read_span(span, context_lines_before, context_lines_after)?;
+        let start = contents.span().offset();
+        let (_, column) = self.0.line_col(start);
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.0.name.clone(),
+            contents.data(),
+            *contents.span(),
+            contents.line(),
+            column - 1,
+            contents.line_count(),
+        )))
     }
 }

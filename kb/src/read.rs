@@ -25,79 +25,131 @@ pub fn open(path: &str) -> Result<Box<dyn BufRead>, String> {
 pub enum Content {
     /// One or more JSON documents to read as a whole.
     Documents(Vec<Json>),
-    /// One document per line: the first one, already parsed, and the rest to stream.
-    Lines {
-        /// The first line's document.
-        first: Json,
-        /// The reader, positioned after the first line.
-        rest: Box<dyn BufRead>,
-    },
+    /// One document per line, to stream.
+    Lines(Lines),
 }
 
-/// Reads the start of a source to tell a stream of lines from whole documents.
+/// NDJSON: yields each non-blank line's number and document, in order, in
+/// constant memory. A line that is not JSON yields its error, and the next
+/// lines still come.
+pub struct Lines {
+    first: Option<(usize, Json)>,
+    rest: Box<dyn BufRead>,
+    next_line: usize,
+    buffer: Vec<u8>,
+}
+
+impl Iterator for Lines {
+    type Item = (usize, Result<Json, String>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some((line, document)) = self.first.take() {
+            return Some((line, Ok(document)));
+        }
+        loop {
+            self.buffer.clear();
+            let line = self.next_line;
+            self.next_line += 1;
+            match read_line(&mut *self.rest, &mut self.buffer) {
+                Ok(0) => return None,
+                Ok(_) if is_blank(&self.buffer) => {}
+                Ok(_) => return Some((line, parse_line(&self.buffer))),
+                Err(error) => return Some((line, Err(error.to_string()))),
+            }
+        }
+    }
+}
+
+/// Reads the start of a source to tell a stream of lines from whole documents:
+/// a first line holding exactly one complete document, followed by more
+/// documents, is NDJSON.
 pub fn content(name: &str, mut reader: Box<dyn BufRead>) -> Result<Content, String> {
+    let failed = |e: io::Error| format!("{name}: {e}");
     let mut first = Vec::new();
-    let mut first_line_number = 0;
+    let mut first_line = 0;
     loop {
         first.clear();
-        first_line_number += 1;
-        if read_line(&mut reader, &mut first).map_err(|e| format!("{name}: {e}"))? == 0 {
+        first_line += 1;
+        if read_line(&mut reader, &mut first).map_err(failed)? == 0 {
             return Err(format!("{name}: the input is empty"));
         }
-        if !first.iter().all(u8::is_ascii_whitespace) {
+        if !is_blank(&first) {
             break;
         }
     }
-    match serde_json::from_slice::<Json>(&first) {
-        Ok(document) => {
+    let mut values = serde_json::Deserializer::from_slice(&first).into_iter::<Json>();
+    let error = match (values.next(), values.next()) {
+        (Some(Ok(document)), None) => {
             let mut peek = Vec::new();
+            let mut next_line = first_line;
             loop {
                 peek.clear();
-                if read_line(&mut reader, &mut peek).map_err(|e| format!("{name}: {e}"))? == 0 {
+                next_line += 1;
+                if read_line(&mut reader, &mut peek).map_err(failed)? == 0 {
                     return Ok(Content::Documents(vec![document]));
                 }
-                if !peek.iter().all(u8::is_ascii_whitespace) {
+                if !is_blank(&peek) {
                     break;
                 }
             }
             let rest = Box::new(io::Cursor::new(peek).chain(reader));
-            Ok(Content::Lines {
-                first: document,
+            return Ok(Content::Lines(Lines {
+                first: Some((first_line, document)),
                 rest,
-            })
+                next_line,
+                buffer: Vec::new(),
+            }));
         }
-        Err(error) if error.is_eof() => {
-            let mut all = first;
-            reader
-                .take((MAX_DOCUMENT_BYTES + 1 - all.len().min(MAX_DOCUMENT_BYTES)) as u64)
-                .read_to_end(&mut all)
-                .map_err(|e| format!("{name}: {e}"))?;
-            if all.len() > MAX_DOCUMENT_BYTES {
-                return Err(format!(
-                    "{name}: a document larger than {} MiB; split it, or give one object per line (NDJSON)",
-                    MAX_DOCUMENT_BYTES >> 20
-                ));
-            }
-            let mut documents = Vec::new();
-            for document in serde_json::Deserializer::from_slice(&all).into_iter::<Json>() {
-                let document = document.map_err(|e| {
-                    let line = e.line() + first_line_number - 1;
-                    format!(
-                        "{name}:{line}:{}: invalid JSON: {}",
-                        e.column(),
-                        describe(&e)
-                    )
-                })?;
-                documents.push(document);
-            }
-            Ok(Content::Documents(documents))
-        }
-        Err(error) => Err(format!(
-            "{name}:{first_line_number}:{}: invalid JSON: {}",
-            error.column(),
-            describe(&error)
-        )),
+        (Some(Err(error)), _) if !error.is_eof() => error,
+        _ => return whole(name, first, first_line, reader),
+    };
+    Err(position(name, first_line, &error))
+}
+
+/// Reads the rest of a source and parses it as one or more documents.
+fn whole(
+    name: &str,
+    mut all: Vec<u8>,
+    first_line: usize,
+    reader: Box<dyn BufRead>,
+) -> Result<Content, String> {
+    let room = (MAX_DOCUMENT_BYTES + 1).saturating_sub(all.len());
+    reader
+        .take(room as u64)
+        .read_to_end(&mut all)
+        .map_err(|e| format!("{name}: {e}"))?;
+    if all.len() > MAX_DOCUMENT_BYTES {
+        return Err(format!(
+            "{name}: a document larger than {} MiB; split it, or give one object per line (NDJSON)",
+            MAX_DOCUMENT_BYTES >> 20
+        ));
     }
+    let documents = serde_json::Deserializer::from_slice(&all)
+        .into_iter::<Json>()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| position(name, e.line() + first_line - 1, &e))?;
+    Ok(Content::Documents(documents))
+}
+
+/// `name:line:column: invalid JSON: …`; no column when the line ended early.
+fn position(name: &str, line: usize, error: &serde_json::Error) -> String {
+    match error.column() {
+        0 => format!("{name}:{line}: invalid JSON: {}", describe(error)),
+        column => format!("{name}:{line}:{column}: invalid JSON: {}", describe(error)),
+    }
+}
+
+/// Parses one line of NDJSON.
+pub fn parse_line(line: &[u8]) -> Result<Json, String> {
+    serde_json::from_slice(line).map_err(|e| match e.column() {
+        0 => format!("invalid JSON: {}", describe(&e)),
+        column => format!("column {column}: invalid JSON: {}", describe(&e)),
+    })
+}
+
+/// Whether a line holds nothing but white space.
+pub fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
 }
 
 /// Reads one line (without limit on count, with a limit on length).
@@ -143,30 +195,9 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject>, Strin
         };
         match content(shown, open(name)?)? {
             Content::Documents(found) => documents.extend(found),
-            Content::Lines { first, mut rest } => {
-                documents.push(first);
-                let mut line = Vec::new();
-                let mut number = 1;
-                loop {
-                    line.clear();
-                    number += 1;
-                    if read_line(&mut *rest, &mut line)
-                        .map_err(|e| format!("{shown}:{number}: {e}"))?
-                        == 0
-                    {
-                        break;
-                    }
-                    if line.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    let document = serde_json::from_slice(&line).map_err(|e| {
-                        format!(
-                            "{shown}:{number}:{}: invalid JSON: {}",
-                            e.column(),
-                            describe(&e)
-                        )
-                    })?;
-                    documents.push(document);
+            Content::Lines(lines) => {
+                for (number, document) in lines {
+                    documents.push(document.map_err(|e| format!("{shown}:{number}: {e}"))?);
                 }
             }
         }

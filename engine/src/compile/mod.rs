@@ -62,6 +62,9 @@ struct Compiler<'r> {
     templates: Option<Templates>,
     /// Facts read by conditions and templates.
     used: Vec<FactId>,
+    /// Ids a misspelled reference probably meant: their being unreachable
+    /// is the same mistake, not another one.
+    meant: Vec<String>,
 }
 
 impl<'r> Compiler<'r> {
@@ -518,6 +521,7 @@ impl<'r> Compiler<'r> {
                 .with_label(format!("no {what} has this id"));
         if let Some(similar) = suggest(&id.name, candidates) {
             problem = problem.with_help(format!("did you mean `{similar}`?"));
+            self.meant.push(similar.to_owned());
         }
         self.problems.push(problem);
     }
@@ -602,7 +606,10 @@ impl<'r> Compiler<'r> {
         }
         let reached = self.preorder();
         // A declaration whose id is taken is already reported as a duplicate.
-        let owns = |id: &str, what: Id| self.ids.get(id).is_some_and(|(owner, _)| *owner == what);
+        let owns = |id: &str, what: Id| {
+            self.ids.get(id).is_some_and(|(owner, _)| *owner == what)
+                && !self.meant.iter().any(|m| m == id)
+        };
         for (i, check) in self.checks.iter().enumerate() {
             if !reached.contains_key(&check.node)
                 && (owns(&check.id, Id::Check(CheckId(i))) || !self.ids.contains_key(&check.id))

@@ -91,10 +91,10 @@ fn evaluate_inputs(
         };
         match content {
             Content::Documents(found) => documents.extend(found),
-            Content::Lines { first, rest } if inputs.len() == 1 => {
-                return stream(first, rest, shown, kb, lang, format, out, tally);
+            Content::Lines(lines) if inputs.len() == 1 => {
+                return stream(lines, shown, kb, lang, format, out, tally);
             }
-            Content::Lines { .. } => {
+            Content::Lines(_) => {
                 report::input_error(&format!(
                     "{shown}: NDJSON (one document per line) must be the only input; give the other files separately"
                 ));
@@ -132,13 +132,8 @@ fn evaluate_inputs(
 
 /// Evaluates NDJSON line by line: one result per line, in order; a bad line
 /// is reported where its result would be, and the others go on.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site; the stream's whole context"
-)]
 fn stream(
-    first: serde_json::Value,
-    mut rest: Box<dyn io::BufRead>,
+    lines: read::Lines,
     name: &str,
     kb: &KnowledgeBase,
     lang: Lang,
@@ -147,37 +142,27 @@ fn stream(
     tally: &mut Tally,
 ) -> io::Result<()> {
     let flush_each = io::stdout().is_terminal();
-    let mut line_number = 1;
-    let mut next = Some(Ok(first));
-    let mut buffer = Vec::new();
-    while let Some(parsed) = next.take() {
-        let outcome = parsed.and_then(|document| {
+    for (line, parsed) in lines {
+        let subject = parsed.and_then(|document| {
             let mut subjects = adapter::subjects(vec![document])?;
             match subjects.len() {
                 1 => Ok(subjects.remove(0)),
                 0 => Err(String::from("nothing to diagnose on this line")),
-                n => Err(format!("{n} pods on one line; give one bundle per line")),
+                n => Err(format!(
+                    "{n} subjects on one line; give one bundle per line"
+                )),
             }
         });
-        match outcome {
-            Ok(subject) => diagnose(
-                &subject,
-                Some(line_number),
-                kb,
-                lang,
-                format,
-                true,
-                out,
-                tally,
-            )?,
+        match subject {
+            Ok(subject) => diagnose(&subject, Some(line), kb, lang, format, true, out, tally)?,
             Err(message) => {
                 tally.bad_input = true;
-                report::input_error(&format!("{name}:{line_number}: {message}"));
+                report::input_error(&format!("{name}:{line}: {message}"));
                 if format == Format::Json {
                     serde_json::to_writer(
                         &mut *out,
                         &LineError {
-                            line: line_number,
+                            line,
                             error: &message,
                         },
                     )?;
@@ -187,25 +172,6 @@ fn stream(
         }
         if flush_each {
             out.flush()?;
-        }
-        loop {
-            buffer.clear();
-            line_number += 1;
-            match read::read_line(&mut *rest, &mut buffer) {
-                Ok(0) => return Ok(()),
-                Ok(_) if buffer.iter().all(u8::is_ascii_whitespace) => continue,
-                Ok(_) => {
-                    next = Some(serde_json::from_slice(&buffer).map_err(|e| {
-                        format!(
-                            "column {}: invalid JSON: {}",
-                            e.column(),
-                            read::describe(&e)
-                        )
-                    }));
-                }
-                Err(error) => next = Some(Err(error.to_string())),
-            }
-            break;
         }
     }
     Ok(())

@@ -1,0 +1,2068 @@
+//! End-to-end tests of the `kb` command line: every subcommand, every input
+//! shape, hostile inputs, output formats and exit codes, run on the built binary.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests"
+)]
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+// ------------------------------------------------------------------ helpers
+
+/// The `kb` binary, with the colour variables of the calling environment removed.
+fn kb() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
+    command
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE");
+    command
+}
+
+/// What one run of `kb` did.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs a prepared command; a crash or a panic fails the test whatever the command.
+fn finish(command: &mut Command) -> Run {
+    let output = command.output().expect("run kb");
+    let stdout = String::from_utf8(output.stdout).expect("stdout is UTF-8");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let code = output
+        .status
+        .code()
+        .unwrap_or_else(|| panic!("kb was killed by a signal; stderr:\n{stderr}"));
+    assert!(
+        !stderr.contains("panicked"),
+        "kb panicked (exit {code}):\n{stderr}"
+    );
+    Run {
+        code,
+        stdout,
+        stderr,
+    }
+}
+
+/// Runs `kb ARGS`.
+fn run<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    finish(kb().args(args))
+}
+
+/// Runs `kb ARGS` with `stdin` piped in.
+fn run_stdin<I, S>(args: I, stdin: impl Into<Vec<u8>>) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    finish(kb().args(args).write_stdin(stdin.into()))
+}
+
+/// The workspace root.
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the kb crate is in a workspace")
+        .to_path_buf()
+}
+
+/// `examples/NAME` of the workspace.
+fn example(name: &str) -> PathBuf {
+    workspace().join("examples").join(name)
+}
+
+/// `kb/rules/fixtures/REL`.
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("rules/fixtures")
+        .join(rel)
+}
+
+/// `kb/tests/data/NAME`.
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn compact(value: &Value) -> String {
+    serde_json::to_string(value).unwrap()
+}
+
+/// The one JSON document `kb eval --format json` printed for a single subject.
+fn one_json(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}):\n{}\nstderr:\n{}",
+            run.stdout, run.stderr
+        )
+    })
+}
+
+/// One JSON value per output line (several subjects, or NDJSON input).
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect()
+}
+
+fn array(value: &Value) -> &Vec<Value> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("expected an array, found {value}"))
+}
+
+/// The ids of the confirmed causes, in report order.
+fn confirmed(diagnosis: &Value) -> Vec<String> {
+    array(&diagnosis["causes"])
+        .iter()
+        .filter(|c| c["status"] == "confirmed")
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Confirmed causes come before possible ones (docs/json-schema.md).
+fn assert_confirmed_first(diagnosis: &Value, name: &str) {
+    let statuses: Vec<&str> = array(&diagnosis["causes"])
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    let first_possible = statuses
+        .iter()
+        .position(|s| *s == "possible")
+        .unwrap_or(statuses.len());
+    assert!(
+        statuses[first_possible..].iter().all(|s| *s == "possible"),
+        "{name}: {statuses:?}"
+    );
+    assert!(
+        statuses
+            .iter()
+            .all(|s| matches!(*s, "confirmed" | "possible")),
+        "{name}: {statuses:?}"
+    );
+}
+
+/// The status of a cause, if it is reported at all.
+fn status_of<'a>(diagnosis: &'a Value, id: &str) -> Option<&'a str> {
+    array(&diagnosis["causes"])
+        .iter()
+        .find(|c| c["id"] == id)
+        .map(|c| c["status"].as_str().unwrap())
+}
+
+/// The cause with this id; fails when it is not reported.
+fn cause<'a>(diagnosis: &'a Value, id: &str) -> &'a Value {
+    array(&diagnosis["causes"])
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("cause `{id}` not reported in {diagnosis}"))
+}
+
+/// Every rendered command of a cause's fixes.
+fn commands(cause: &Value) -> Vec<String> {
+    array(&cause["fixes"])
+        .iter()
+        .flat_map(|fix| array(&fix["steps"]).iter())
+        .filter_map(|step| step["command"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The names of the facts a diagnosis still needs.
+fn missing_facts(diagnosis: &Value) -> Vec<String> {
+    array(&diagnosis["missing"])
+        .iter()
+        .map(|m| m["fact"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Writes a file into a temporary folder and returns its path.
+fn write(dir: &TempDir, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.path().join(name);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).unwrap();
+    }
+    fs::write(&path, contents).unwrap();
+    path
+}
+
+/// The 1-based line and column where `needle` starts in `text`.
+fn line_col(text: &str, needle: &str) -> (usize, usize) {
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` not in the text"));
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = at - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+/// `text` with runs of whitespace made one space (help is wrapped to the terminal).
+fn squeeze(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every bundle the repository ships: the rule fixtures and the examples.
+fn all_bundles() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for group in ["pending", "crash-loop", "healthy"] {
+        let dir = fixture(group);
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                found.push(path);
+            }
+        }
+    }
+    found.push(example("pending-insufficient-cpu.json"));
+    found.push(example("crash-loop-oomkilled.json"));
+    found.sort();
+    assert!(found.len() >= 30, "fixtures went missing: {found:?}");
+    found
+}
+
+const POD: &str = "report-builder-7d9c5b6f4-x2kqp";
+const SUBJECT: &str = "pod analytics/report-builder-7d9c5b6f4-x2kqp";
+const CPU_MESSAGE: &str = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+
+// ------------------------------------------------------------------ eval: the examples
+
+#[test]
+fn eval_pending_insufficient_cpu_confirms_the_cause_with_evidence_and_fix() {
+    let path = example("pending-insufficient-cpu.json");
+    let out = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["subject"], SUBJECT);
+    assert_eq!(d["symptoms"][0]["id"], "pod-pending");
+    assert_eq!(d["symptoms"][0]["status"], "matched");
+
+    let first = &d["causes"][0];
+    assert_eq!(first["id"], "pending.insufficient-resources");
+    assert_eq!(first["status"], "confirmed");
+    assert_eq!(first["symptom"], "pod-pending");
+    assert_eq!(confirmed(&d), ["pending.insufficient-resources"]);
+
+    // The evidence shows the scheduler's own words, as the event has them.
+    let input = read_json(&path);
+    assert_eq!(input["events"][0]["message"], CPU_MESSAGE);
+    let seen: Vec<&Value> = array(&first["evidence"])
+        .iter()
+        .flat_map(|e| array(&e["facts"]).iter())
+        .filter(|f| f["name"] == "scheduling_message")
+        .collect();
+    assert!(!seen.is_empty(), "no scheduling_message in {first}");
+    for fact in seen {
+        assert_eq!(fact["state"], "known");
+        assert_eq!(fact["value"], input["events"][0]["message"]);
+    }
+    assert!(
+        array(&first["evidence"])
+            .iter()
+            .all(|e| e["result"] == "true"),
+        "a confirmed cause has only true evidence: {first}"
+    );
+
+    // The fix commands are filled in with this pod, and nothing is left unrendered.
+    let commands = commands(first);
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.contains(POD) && c.contains("-n analytics")),
+        "no command names the pod and its namespace: {commands:?}"
+    );
+    assert!(commands.iter().all(|c| !c.contains("{{")), "{commands:?}");
+    assert_eq!(array(&d["missing"]).len(), 0);
+    assert_eq!(array(&d["warnings"]).len(), 0);
+}
+
+#[test]
+fn eval_crash_loop_oomkilled_confirms_the_memory_limit() {
+    let out = run([
+        OsStr::new("eval"),
+        example("crash-loop-oomkilled.json").as_os_str(),
+        OsStr::new("-f"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["subject"], "pod shop/order-service-6f9c8b7d4-tn5jw");
+    assert_eq!(d["symptoms"][0]["id"], "pod-crash-loop");
+    assert_eq!(d["causes"][0]["id"], "crash.oom-limit");
+    assert_eq!(d["causes"][0]["status"], "confirmed");
+    assert_eq!(confirmed(&d), ["crash.oom-limit"]);
+    let facts: Vec<&Value> = array(&d["causes"][0]["evidence"])
+        .iter()
+        .flat_map(|e| array(&e["facts"]).iter())
+        .collect();
+    assert!(
+        facts
+            .iter()
+            .any(|f| f["name"] == "termination_reason" && f["value"] == "OOMKilled"),
+        "{facts:?}"
+    );
+}
+
+#[test]
+fn eval_without_events_keeps_causes_possible_and_says_what_to_gather() {
+    let out = run([
+        OsStr::new("eval"),
+        fixture("pending/no-events.json").as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(
+        out.code, 0,
+        "a possible symptom still matched: {}",
+        out.stderr
+    );
+    let d = one_json(&out);
+    assert_eq!(d["subject"], SUBJECT);
+    assert!(
+        confirmed(&d).is_empty(),
+        "nothing is known to be the cause: {d}"
+    );
+    assert_eq!(
+        status_of(&d, "pending.insufficient-resources"),
+        Some("possible")
+    );
+    // The scheduler never ran? No: the pod has a PodScheduled condition.
+    assert_eq!(status_of(&d, "pending.scheduler-down"), None);
+
+    let next = &d["missing"][0];
+    assert_eq!(next["fact"], "scheduling_message");
+    let gather = next["gather"].as_str().unwrap();
+    assert!(gather.starts_with("kubectl get events "), "{gather}");
+    assert!(gather.contains("-n analytics"), "{gather}");
+    assert!(gather.contains(POD), "{gather}");
+    assert!(
+        array(&next["decides"])
+            .iter()
+            .any(|id| id == "pending.insufficient-resources"),
+        "{next}"
+    );
+}
+
+#[test]
+fn eval_of_a_healthy_pod_matches_no_symptom_and_exits_1() {
+    let path = fixture("healthy/running-ready.json");
+    let text = run([OsStr::new("eval"), path.as_os_str()]);
+    assert_eq!(text.code, 1, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .starts_with("pod shop/storefront-web-6b8f9d7c5d-9ktwp\n")
+    );
+    assert!(
+        text.stdout.contains("no symptom matched"),
+        "{}",
+        text.stdout
+    );
+
+    let json = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(json.code, 1);
+    let d = one_json(&json);
+    assert_eq!(array(&d["symptoms"]).len(), 0);
+    assert_eq!(array(&d["causes"]).len(), 0);
+
+    let completed = run([
+        OsStr::new("eval"),
+        fixture("healthy/job-completed.json").as_os_str(),
+    ]);
+    assert_eq!(completed.code, 1, "{}", completed.stdout);
+}
+
+#[test]
+fn eval_in_chinese_gives_chinese_titles() {
+    let out = run([
+        OsStr::new("--lang"),
+        OsStr::new("zh"),
+        OsStr::new("eval"),
+        example("pending-insufficient-cpu.json").as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    let title = d["causes"][0]["title"].as_str().unwrap();
+    assert!(title.contains("没有节点"), "{title}");
+    // Commands are not translated.
+    assert!(commands(&d["causes"][0]).iter().any(|c| c.contains(POD)));
+}
+
+// ------------------------------------------------------------------ eval: text and markdown
+
+#[test]
+fn text_output_to_a_pipe_has_no_colour_codes() {
+    let path = example("pending-insufficient-cpu.json");
+    let plain = run([OsStr::new("eval"), path.as_os_str()]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(!plain.stdout.contains("\x1b["), "{:?}", plain.stdout);
+    assert!(plain.stdout.starts_with(&format!("{SUBJECT}\n")));
+    assert!(
+        plain
+            .stdout
+            .contains("confirmed pending.insufficient-resources"),
+        "{}",
+        plain.stdout
+    );
+    assert!(
+        plain.stdout.contains(&format!(
+            "$ kubectl get pod {POD} -n analytics -o jsonpath='{{.spec.containers[*].resources}}'"
+        )),
+        "{}",
+        plain.stdout
+    );
+    assert!(plain.stdout.contains(CPU_MESSAGE), "{}", plain.stdout);
+
+    let no_color = finish(
+        kb().env("NO_COLOR", "1")
+            .args([OsStr::new("eval"), path.as_os_str()]),
+    );
+    assert_eq!(no_color.code, 0);
+    assert!(!no_color.stdout.contains("\x1b["));
+    assert_eq!(no_color.stdout, plain.stdout);
+
+    // The stripping is real: forcing colour does colour the same output.
+    let forced = finish(
+        kb().env("CLICOLOR_FORCE", "1")
+            .args([OsStr::new("eval"), path.as_os_str()]),
+    );
+    assert!(forced.stdout.contains("\x1b["), "{:?}", forced.stdout);
+    let with_no_color = finish(
+        kb().env("CLICOLOR_FORCE", "1")
+            .env("NO_COLOR", "1")
+            .args([OsStr::new("eval"), path.as_os_str()]),
+    );
+    assert!(!with_no_color.stdout.contains("\x1b["));
+}
+
+#[test]
+fn text_output_lists_possible_causes_and_next_checks() {
+    let out = run([
+        OsStr::new("eval"),
+        fixture("pending/no-events.json").as_os_str(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("possible causes"), "{}", out.stdout);
+    assert!(out.stdout.contains("- pending.insufficient-resources: "));
+    assert!(out.stdout.contains("next checks"));
+    assert!(out.stdout.contains(&format!(
+        "$ kubectl get events -n analytics --field-selector involvedObject.name={POD},reason=FailedScheduling"
+    )));
+    assert!(!out.stdout.contains("confirmed "), "{}", out.stdout);
+}
+
+#[test]
+fn markdown_output_is_an_incident_note() {
+    let out = run([
+        OsStr::new("eval"),
+        example("pending-insufficient-cpu.json").as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("markdown"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with(&format!("# {SUBJECT}\n")),
+        "{}",
+        out.stdout
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "## Confirmed: No node has enough free CPU, memory, GPU or ephemeral storage"
+        )),
+        "{}",
+        out.stdout
+    );
+    let fence = lines
+        .iter()
+        .position(|l| l.trim_start() == "```sh")
+        .unwrap_or_else(|| panic!("no ```sh block:\n{}", out.stdout));
+    assert!(
+        lines[fence + 1..]
+            .iter()
+            .take_while(|l| l.trim_start() != "```")
+            .any(|l| l.contains("kubectl")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("kubectl get pod {POD} -n analytics"))
+    );
+    assert!(out.stdout.contains("`pending.insufficient-resources`"));
+}
+
+#[test]
+fn markdown_headings_and_fences_start_their_own_lines() {
+    let out = run([
+        OsStr::new("eval"),
+        fixture("pending/no-events.json").as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("markdown"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with(&format!("# {SUBJECT}\n")));
+    for line in out.stdout.lines() {
+        if line.contains("## ") {
+            assert!(line.starts_with("## "), "heading inside a line: {line:?}");
+        }
+        if line.contains("```") {
+            assert!(
+                line.trim_start().starts_with("```"),
+                "fence inside a line: {line:?}"
+            );
+        }
+    }
+    assert!(out.stdout.lines().any(|l| l == "## Possible causes"));
+    assert!(out.stdout.lines().any(|l| l == "## Next checks"));
+    assert!(out.stdout.lines().any(|l| l.trim_start() == "```sh"));
+}
+
+#[test]
+fn markdown_of_a_healthy_pod_says_nothing_matched() {
+    let out = run([
+        OsStr::new("eval"),
+        fixture("healthy/running-ready.json").as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("markdown"),
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("# pod shop/storefront-web-6b8f9d7c5d-9ktwp\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("No symptom of the knowledge base matched")
+    );
+}
+
+// ------------------------------------------------------------------ eval: input shapes
+
+#[test]
+fn a_bare_pod_gives_the_bundles_causes_except_those_that_need_events_or_the_node() {
+    for path in all_bundles() {
+        let bundle = read_json(&path);
+        let name = path.display();
+        let with_all = run([
+            OsStr::new("eval"),
+            path.as_os_str(),
+            OsStr::new("--format"),
+            OsStr::new("json"),
+        ]);
+        let bare = run_stdin(["eval", "-", "--format", "json"], compact(&bundle["pod"]));
+        assert_eq!(bare.code, with_all.code, "{name}: {}", bare.stderr);
+        let (with_all, bare) = (one_json(&with_all), one_json(&bare));
+        assert_eq!(bare["subject"], with_all["subject"], "{name}");
+        assert_confirmed_first(&with_all, &name.to_string());
+        assert_confirmed_first(&bare, &format!("{name}, pod alone"));
+        // Less input never confirms more, and loses no cause: it only turns
+        // confirmed ones that need events or the node into possible ones.
+        for id in confirmed(&bare) {
+            assert!(
+                confirmed(&with_all).contains(&id),
+                "{name}: `{id}` confirmed on the pod alone only"
+            );
+        }
+        for id in confirmed(&with_all) {
+            assert!(
+                matches!(status_of(&bare, &id), Some("confirmed" | "possible")),
+                "{name}: `{id}` lost without events"
+            );
+        }
+    }
+
+    // The scheduler's message is in the pod's condition: nothing changes.
+    let dir = TempDir::new().unwrap();
+    let pending = read_json(&example("pending-insufficient-cpu.json"));
+    let pod = write(&dir, "pod.json", compact(&pending["pod"]));
+    let out = run([
+        OsStr::new("eval"),
+        pod.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["subject"], SUBJECT);
+    assert_eq!(confirmed(&d), ["pending.insufficient-resources"]);
+
+    // The liveness kill is only in the events: possible, and asked for.
+    let liveness = read_json(&fixture("crash-loop/liveness-probe.json"));
+    let pod = write(&dir, "web.json", compact(&liveness["pod"]));
+    let out = run([
+        OsStr::new("eval"),
+        pod.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    let d = one_json(&out);
+    assert_eq!(status_of(&d, "crash.liveness-probe"), Some("possible"));
+    assert!(confirmed(&d).is_empty(), "{d}");
+    assert!(
+        missing_facts(&d).contains(&String::from("liveness_killed")),
+        "{d}"
+    );
+}
+
+/// A kubectl `List` of two pods from different fixtures, their events and nodes.
+fn two_pod_list(events_first: bool) -> Value {
+    let live = read_json(&fixture("crash-loop/liveness-probe.json"));
+    let oom = read_json(&fixture("crash-loop/oom-node.json"));
+    let pods = vec![live["pod"].clone(), oom["pod"].clone()];
+    let mut events = array(&live["events"]).clone();
+    events.extend(array(&oom["events"]).iter().cloned());
+    let nodes = vec![live["node"].clone(), oom["node"].clone()];
+    let items: Vec<Value> = if events_first {
+        events.into_iter().chain(nodes).chain(pods).collect()
+    } else {
+        pods.into_iter().chain(events).chain(nodes).collect()
+    };
+    json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
+}
+
+#[test]
+fn a_kubectl_list_of_two_pods_is_diagnosed_pod_by_pod() {
+    let dir = TempDir::new().unwrap();
+    for events_first in [false, true] {
+        let list = write(
+            &dir,
+            "list.json",
+            serde_json::to_string_pretty(&two_pod_list(events_first)).unwrap(),
+        );
+        let out = run([
+            OsStr::new("eval"),
+            list.as_os_str(),
+            OsStr::new("--format"),
+            OsStr::new("json"),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let results = json_lines(&out.stdout);
+        assert_eq!(results.len(), 2, "one result per pod:\n{}", out.stdout);
+        // The liveness kill is in the first pod's events only: were the events
+        // mixed up, the second pod would be blamed on its probe too.
+        assert_eq!(results[0]["subject"], "pod shop/web-7c5d9f8b6d-m4x2z");
+        assert_eq!(confirmed(&results[0]), ["crash.liveness-probe"]);
+        assert_eq!(
+            results[1]["subject"],
+            "pod reco/recommendation-engine-58f7d9c6b-hq2vz"
+        );
+        assert_eq!(confirmed(&results[1]), ["crash.oom-node"]);
+        for result in &results {
+            assert!(missing_facts(result).is_empty(), "{result}");
+        }
+    }
+
+    let text = run([OsStr::new("eval"), dir.path().join("list.json").as_os_str()]);
+    assert!(text.stdout.contains("pod shop/web-7c5d9f8b6d-m4x2z\n"));
+    assert!(
+        text.stdout
+            .contains("pod reco/recommendation-engine-58f7d9c6b-hq2vz\n")
+    );
+}
+
+#[test]
+fn a_pod_its_event_list_and_its_node_list_in_separate_files_make_one_subject() {
+    let dir = TempDir::new().unwrap();
+    let bundle = read_json(&fixture("crash-loop/oom-node.json"));
+    let pod = write(
+        &dir,
+        "pod.json",
+        serde_json::to_string_pretty(&bundle["pod"]).unwrap(),
+    );
+    let events = write(
+        &dir,
+        "events.json",
+        serde_json::to_string_pretty(
+            &json!({"apiVersion": "v1", "kind": "EventList", "items": bundle["events"]}),
+        )
+        .unwrap(),
+    );
+    let nodes = write(
+        &dir,
+        "nodes.json",
+        serde_json::to_string_pretty(
+            &json!({"apiVersion": "v1", "kind": "NodeList", "items": [bundle["node"]]}),
+        )
+        .unwrap(),
+    );
+    let out = run([
+        OsStr::new("eval"),
+        pod.as_os_str(),
+        events.as_os_str(),
+        nodes.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(
+        d["subject"],
+        "pod reco/recommendation-engine-58f7d9c6b-hq2vz"
+    );
+    assert_eq!(confirmed(&d), ["crash.oom-node"]);
+
+    // The same three documents concatenated on stdin.
+    let mut concatenated = Vec::new();
+    for path in [&pod, &events, &nodes] {
+        concatenated.extend(fs::read(path).unwrap());
+        concatenated.push(b'\n');
+    }
+    let piped = run_stdin(["eval", "--format", "json"], concatenated);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert_eq!(one_json(&piped), d);
+
+    // Without the node, its memory pressure is unknown: only possible.
+    let out = run([
+        OsStr::new("eval"),
+        pod.as_os_str(),
+        events.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(
+        status_of(&one_json(&out), "crash.oom-node"),
+        Some("possible")
+    );
+}
+
+#[test]
+fn a_pod_file_and_an_event_list_file_merge_into_one_subject() {
+    let dir = TempDir::new().unwrap();
+    let bundle = read_json(&fixture("crash-loop/liveness-probe.json"));
+    let pod = write(&dir, "pod.json", compact(&bundle["pod"]));
+    let events = write(
+        &dir,
+        "events.json",
+        compact(&json!({"kind": "EventList", "apiVersion": "v1", "items": bundle["events"]})),
+    );
+    let out = run([
+        OsStr::new("eval"),
+        pod.as_os_str(),
+        events.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["subject"], "pod shop/web-7c5d9f8b6d-m4x2z");
+    assert_eq!(confirmed(&d), ["crash.liveness-probe"]);
+}
+
+#[test]
+fn stdin_is_read_with_a_dash_or_with_no_argument() {
+    let path = example("pending-insufficient-cpu.json");
+    let from_file = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    let input = fs::read(&path).unwrap();
+    let dash = run_stdin(["eval", "-", "--format", "json"], input.clone());
+    let nothing = run_stdin(["eval", "--format", "json"], input);
+    for piped in [&dash, &nothing] {
+        assert_eq!(piped.code, 0, "{}", piped.stderr);
+        assert_eq!(piped.stdout, from_file.stdout);
+    }
+}
+
+#[test]
+fn a_plain_facts_document_is_diagnosed_without_kubernetes_objects() {
+    let facts = json!({
+        "phase": "Pending",
+        "unschedulable": true,
+        "scheduling_message": "0/3 nodes are available: 3 Insufficient memory."
+    });
+    let out = run_stdin(["eval", "--format", "json"], compact(&facts));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert!(d.get("subject").is_none(), "{d}");
+    assert_eq!(d["symptoms"][0]["id"], "pod-pending");
+    assert_eq!(d["symptoms"][0]["status"], "matched");
+    assert_eq!(
+        cause(&d, "pending.insufficient-resources")["status"],
+        "confirmed"
+    );
+    assert_eq!(confirmed(&d), ["pending.insufficient-resources"]);
+    assert_eq!(array(&d["warnings"]).len(), 0);
+    // The pod's name is not known: the command says so instead of guessing.
+    let commands = commands(cause(&d, "pending.insufficient-resources"));
+    assert!(
+        commands.contains(&String::from(
+            "kubectl get pod <pod_name> -n <pod_namespace> -o jsonpath='{.spec.containers[*].resources}'"
+        )),
+        "{commands:?}"
+    );
+
+    // Under `facts`, the same.
+    let nested = run_stdin(
+        ["eval", "--format", "json"],
+        compact(&json!({ "facts": facts })),
+    );
+    assert_eq!(
+        confirmed(&one_json(&nested)),
+        ["pending.insufficient-resources"]
+    );
+
+    // Without saying whether the pod has a node, the symptom itself is not
+    // certain, so neither is the cause: kb does not over-claim.
+    let minimal = json!({
+        "phase": "Pending",
+        "scheduling_message": "0/3 nodes are available: 3 Insufficient memory."
+    });
+    let d = one_json(&run_stdin(["eval", "--format", "json"], compact(&minimal)));
+    assert_eq!(
+        status_of(&d, "pending.insufficient-resources"),
+        Some("possible")
+    );
+
+    // A misspelled fact is not silently dropped.
+    let typo = json!({"phase": "Pending", "unschedulable": true, "sheduling_message": "x"});
+    let d = one_json(&run_stdin(["eval", "--format", "json"], compact(&typo)));
+    let warnings = compact(&d["warnings"]);
+    assert!(
+        warnings.contains("sheduling_message") && warnings.contains("scheduling_message"),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn facts_given_in_a_bundle_override_the_derived_ones() {
+    let bundle = read_json(&fixture("crash-loop/liveness-probe.json"));
+    // The pod alone cannot show the liveness kill; the person who saw it can say so.
+    let told = json!({"pod": bundle["pod"], "facts": {"liveness_killed": true}});
+    let out = run_stdin(["eval", "--format", "json"], compact(&told));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(confirmed(&d), ["crash.liveness-probe"]);
+    assert!(!missing_facts(&d).contains(&String::from("liveness_killed")));
+
+    // A given fact wins over what the events say.
+    let mut overruled = bundle.clone();
+    overruled["facts"] = json!({"liveness_killed": false});
+    let d = one_json(&run_stdin(
+        ["eval", "--format", "json"],
+        compact(&overruled),
+    ));
+    assert_eq!(status_of(&d, "crash.liveness-probe"), None, "{d}");
+
+    // A fact of the wrong type is a warning, and the fact is unknown.
+    let mut wrong = bundle;
+    wrong["facts"] = json!({"liveness_killed": "yes"});
+    let d = one_json(&run_stdin(["eval", "--format", "json"], compact(&wrong)));
+    let warnings = compact(&d["warnings"]);
+    assert!(warnings.contains("`liveness_killed`"), "{warnings}");
+    assert!(!confirmed(&d).contains(&String::from("crash.liveness-probe")));
+}
+
+#[test]
+fn a_bundle_whose_events_are_an_event_list_object_is_accepted() {
+    let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
+    // Only the event tells the reason, so the events must be read.
+    bundle["pod"]["status"]["conditions"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("message");
+    let events = bundle["events"].take();
+    bundle["events"] = json!({"apiVersion": "v1", "kind": "EventList", "items": events});
+    let out = run_stdin(["eval", "--format", "json"], compact(&bundle));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(confirmed(&d), ["pending.insufficient-resources"]);
+    let seen = compact(&cause(&d, "pending.insufficient-resources")["evidence"]);
+    assert!(seen.contains("3 Insufficient cpu"), "{seen}");
+}
+
+// ------------------------------------------------------------------ eval: NDJSON
+
+/// `path` as one compact line.
+fn ndjson_line(path: &Path) -> String {
+    compact(&read_json(path))
+}
+
+#[test]
+fn ndjson_gives_one_result_per_line_in_order_and_reports_a_bad_line_in_place() {
+    let dir = TempDir::new().unwrap();
+    let lines = [
+        ndjson_line(&example("pending-insufficient-cpu.json")),
+        String::from(r#"{"pod": "#),
+        ndjson_line(&example("crash-loop-oomkilled.json")),
+        ndjson_line(&fixture("healthy/running-ready.json")),
+    ];
+    let path = write(&dir, "bundles.ndjson", lines.join("\n") + "\n");
+    let out = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(
+        out.code, 2,
+        "a bad line makes the run fail:\n{}",
+        out.stderr
+    );
+    let results = json_lines(&out.stdout);
+    assert_eq!(
+        results.len(),
+        4,
+        "one JSON value per input line:\n{}",
+        out.stdout
+    );
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(result["line"], i + 1, "{result}");
+    }
+    assert_eq!(results[0]["subject"], SUBJECT);
+    assert_eq!(confirmed(&results[0]), ["pending.insufficient-resources"]);
+    assert!(results[1]["error"].is_string(), "{}", results[1]);
+    assert!(results[1].get("causes").is_none());
+    assert_eq!(confirmed(&results[2]), ["crash.oom-limit"]);
+    assert_eq!(array(&results[3]["symptoms"]).len(), 0);
+    assert!(
+        out.stderr.contains("bundles.ndjson:2:"),
+        "stderr names the bad line: {}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+
+    // In text, the good lines are still diagnosed, each with its line.
+    let text = run([OsStr::new("eval"), path.as_os_str()]);
+    assert_eq!(text.code, 2);
+    assert!(text.stdout.contains(&format!("{SUBJECT} (line 1)")));
+    assert!(
+        text.stdout
+            .contains("pod shop/order-service-6f9c8b7d4-tn5jw (line 3)")
+    );
+    assert!(text.stdout.contains("confirmed crash.oom-limit"));
+    assert!(text.stderr.contains("bundles.ndjson:2:"));
+}
+
+#[test]
+fn ndjson_of_good_lines_exits_0_and_stdin_works_too() {
+    let lines = [
+        ndjson_line(&fixture("pending/too-many-pods.json")),
+        ndjson_line(&fixture("crash-loop/segfault.json")),
+        ndjson_line(&fixture("pending/unbound-pvc.json")),
+    ];
+    let out = run_stdin(["eval", "-", "--format", "json"], lines.join("\r\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = json_lines(&out.stdout);
+    let found: Vec<Vec<String>> = results.iter().map(confirmed).collect();
+    assert_eq!(
+        found,
+        [
+            vec![String::from("pending.too-many-pods")],
+            vec![String::from("crash.segfault")],
+            vec![String::from("pending.unbound-pvc")],
+        ]
+    );
+}
+
+#[test]
+fn ndjson_line_numbers_count_blank_lines() {
+    let dir = TempDir::new().unwrap();
+    let text = format!(
+        "\n{}\n\n{}\n{}\n{}\n",
+        ndjson_line(&example("pending-insufficient-cpu.json")),
+        ndjson_line(&example("crash-loop-oomkilled.json")),
+        r#"{"pod": "#,
+        ndjson_line(&fixture("healthy/running-ready.json")),
+    );
+    let path = write(&dir, "gaps.ndjson", text);
+    let out = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 2);
+    let lines: Vec<Value> = json_lines(&out.stdout)
+        .iter()
+        .map(|r| r["line"].clone())
+        .collect();
+    assert_eq!(lines, [json!(2), json!(4), json!(5), json!(6)]);
+    assert!(out.stderr.contains("gaps.ndjson:5:"), "{}", out.stderr);
+}
+
+#[test]
+fn ndjson_must_be_the_only_input() {
+    let dir = TempDir::new().unwrap();
+    let lines = [
+        ndjson_line(&example("pending-insufficient-cpu.json")),
+        ndjson_line(&example("crash-loop-oomkilled.json")),
+    ];
+    let stream = write(&dir, "bundles.ndjson", lines.join("\n"));
+    let out = run([
+        OsStr::new("eval"),
+        example("pending-insufficient-cpu.json").as_os_str(),
+        stream.as_os_str(),
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("NDJSON"), "{}", out.stderr);
+    assert!(out.stderr.contains("bundles.ndjson"), "{}", out.stderr);
+}
+
+#[test]
+fn a_large_ndjson_stream_is_evaluated_line_by_line() {
+    let script = Path::new("/work/shared/bench/gen-bundles.py");
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if !python.is_ok_and(|o| o.status.success()) || !script.exists() {
+        eprintln!("note: skipped, needs python3 and {}", script.display());
+        return;
+    }
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("bundles.ndjson");
+    let status = std::process::Command::new("python3")
+        .arg(script)
+        .args(["5500", "7"])
+        .stdout(fs::File::create(&path).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let input_lines = fs::read(&path)
+        .unwrap()
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count();
+    assert_eq!(input_lines, 5500);
+    assert!(fs::metadata(&path).unwrap().len() > 40_000_000);
+
+    let out = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = json_lines(&out.stdout);
+    assert_eq!(results.len(), input_lines);
+    let mut previous = 0;
+    for result in &results {
+        assert!(result.get("error").is_none(), "{result}");
+        let line = result["line"].as_u64().unwrap();
+        assert!(line > previous, "line {line} after {previous}");
+        previous = line;
+    }
+    assert_eq!(results[0]["line"], 1);
+    assert!(
+        results.iter().any(|r| !confirmed(r).is_empty()),
+        "the generated mix has diagnosable pods"
+    );
+}
+
+// ------------------------------------------------------------------ eval: hostile input
+
+#[test]
+fn bad_inputs_exit_2_with_a_clear_message() {
+    let dir = TempDir::new().unwrap();
+    let pending = fs::read_to_string(example("pending-insufficient-cpu.json")).unwrap();
+    let mut latin1 = pending
+        .replace("report-builder-7d9c5b6f4-x2kqp", "r\u{e9}port")
+        .into_bytes();
+    // Turn the UTF-8 `é` (C3 A9) into Latin-1 (E9 plus a stray byte): not UTF-8.
+    let at = latin1.windows(2).position(|w| w == [0xc3, 0xa9]).unwrap();
+    latin1[at] = 0xe9;
+    latin1[at + 1] = 0xff;
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    let deep_object = r#"{"pod": "#.repeat(100_000) + "1" + &"}".repeat(100_000);
+    let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
+        ("empty.json", Vec::new(), vec!["empty.json", "empty"]),
+        (
+            "blank.json",
+            b"  \n\n\t \r\n".to_vec(),
+            vec!["blank.json", "empty"],
+        ),
+        ("latin1.json", latin1, vec!["latin1.json:", "invalid"]),
+        (
+            "deep.json",
+            deep.into_bytes(),
+            vec!["deep.json:1:", "recursion limit"],
+        ),
+        (
+            "deep-object.json",
+            deep_object.into_bytes(),
+            vec!["deep-object.json:1:", "recursion limit"],
+        ),
+        (
+            "array.json",
+            b"[{\"kind\": \"Pod\"}]".to_vec(),
+            vec!["an array"],
+        ),
+        (
+            "string.json",
+            b"\"report-builder\"\n".to_vec(),
+            vec!["a string"],
+        ),
+        ("number.json", b"42\n".to_vec(), vec!["a number"]),
+        (
+            "service.json",
+            br#"{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}}"#.to_vec(),
+            vec!["`Service`"],
+        ),
+        (
+            "events-number.json",
+            br#"{"pod": {"kind": "Pod", "metadata": {"name": "web"}}, "events": 3}"#.to_vec(),
+            vec!["`events`", "a number"],
+        ),
+        (
+            "only-events.json",
+            br#"{"kind": "EventList", "items": [{"kind": "Event", "reason": "BackOff"}]}"#.to_vec(),
+            vec!["no pod"],
+        ),
+    ];
+    for (name, contents, expected) in cases {
+        let path = write(&dir, name, contents);
+        let out = run([OsStr::new("eval"), path.as_os_str()]);
+        assert_eq!(out.code, 2, "{name}: {out:?}");
+        assert!(out.stdout.is_empty(), "{name}: {}", out.stdout);
+        assert!(out.stderr.starts_with("error: "), "{name}: {}", out.stderr);
+        for fragment in expected {
+            assert!(
+                out.stderr.contains(fragment),
+                "{name}: `{fragment}` not in {}",
+                out.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn truncated_json_names_the_file_line_and_column() {
+    let dir = TempDir::new().unwrap();
+    let text = fs::read_to_string(example("pending-insufficient-cpu.json")).unwrap();
+    let at = text.find("\"reason\": \"FailedScheduling\"").unwrap() + "\"reason\": \"Fail".len();
+    let cut = &text[..at];
+    let path = write(&dir, "truncated.json", cut);
+    let out = run([OsStr::new("eval"), path.as_os_str()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    // Where the text stops: inside the string `"Fail`.
+    let line = cut.lines().count();
+    let column = cut.lines().last().unwrap().len();
+    assert!(
+        out.stderr
+            .contains(&format!("truncated.json:{line}:{column}: ")),
+        "no file:line:column ({line}:{column}) in {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("invalid JSON"), "{}", out.stderr);
+
+    // Through stdin the source is named too.
+    let piped = run_stdin(["eval", "-"], cut);
+    assert_eq!(piped.code, 2);
+    assert!(piped.stderr.contains("<stdin>:"), "{}", piped.stderr);
+}
+
+#[test]
+fn impossible_input_arguments_exit_2() {
+    let dir = TempDir::new().unwrap();
+    let folder = run([OsStr::new("eval"), dir.path().as_os_str()]);
+    assert_eq!(folder.code, 2);
+    assert!(
+        folder.stderr.contains("is a directory"),
+        "{}",
+        folder.stderr
+    );
+
+    let missing = dir.path().join("no-such-pod.json");
+    let out = run([OsStr::new("eval"), missing.as_os_str()]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("cannot read"), "{}", out.stderr);
+    assert!(out.stderr.contains("no-such-pod.json"), "{}", out.stderr);
+
+    let twice = run_stdin(["eval", "-", "-"], "{}");
+    assert_eq!(twice.code, 2);
+    assert!(twice.stderr.contains("more than once"), "{}", twice.stderr);
+    assert!(twice.stdout.is_empty());
+
+    let empty_stdin = run_stdin(["eval"], "");
+    assert_eq!(empty_stdin.code, 2);
+    assert!(
+        empty_stdin.stderr.contains("empty"),
+        "{}",
+        empty_stdin.stderr
+    );
+
+    // A good file does not excuse a bad one.
+    let out = run([
+        OsStr::new("eval"),
+        example("pending-insufficient-cpu.json").as_os_str(),
+        missing.as_os_str(),
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = run(["eval", "--format", "yaml", "x.json"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("yaml"), "{}", out.stderr);
+    assert_eq!(run(["diagnose"]).code, 2);
+    assert_eq!(run(Vec::<&str>::new()).code, 2);
+    assert_eq!(run(["--lang", "fr", "explain", "pod-pending"]).code, 2);
+}
+
+#[test]
+fn wrong_types_at_every_fact_path_are_warnings_not_crashes() {
+    let out = run([
+        OsStr::new("eval"),
+        data("wrong-types.json").as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert!(matches!(out.code, 0 | 1), "{out:?}");
+    let d = one_json(&out);
+    let warnings = compact(&d["warnings"]);
+    for fact in [
+        "phase",
+        "node_name",
+        "pod_name",
+        "pod_namespace",
+        "waiting_reasons",
+    ] {
+        assert!(
+            warnings.contains(&format!("`{fact}`")),
+            "no warning about `{fact}`: {warnings}"
+        );
+    }
+    assert!(confirmed(&d).is_empty(), "nothing can be confirmed: {d}");
+    // Text shows the warnings too.
+    let text = run([OsStr::new("eval"), data("wrong-types.json").as_os_str()]);
+    assert!(
+        text.stdout.contains("warning: fact `phase`"),
+        "{}",
+        text.stdout
+    );
+
+    // Every value of real bundles replaced by one of the wrong type.
+    fn replace_leaves(value: &Value, with: &Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), replace_leaves(v, with)))
+                    .collect(),
+            ),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| replace_leaves(v, with)).collect())
+            }
+            _ => with.clone(),
+        }
+    }
+    let wrong = [
+        json!(true),
+        json!(0),
+        json!(-1.5),
+        json!(18_446_744_073_709_551_615_u64),
+        json!([]),
+        json!({}),
+        json!([[]]),
+    ];
+    for path in [
+        example("pending-insufficient-cpu.json"),
+        example("crash-loop-oomkilled.json"),
+        fixture("crash-loop/liveness-probe.json"),
+    ] {
+        let bundle = read_json(&path);
+        for with in &wrong {
+            let out = run_stdin(
+                ["eval", "--format", "json"],
+                compact(&replace_leaves(&bundle, with)),
+            );
+            let name = format!("{} with every value {with}", path.display());
+            assert!(matches!(out.code, 0 | 1), "{name}: {out:?}");
+            let d = one_json(&out);
+            assert!(!array(&d["warnings"]).is_empty(), "{name}: no warning");
+        }
+    }
+}
+
+#[test]
+fn commands_quote_what_comes_from_the_cluster_and_never_evaluate_it() {
+    let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
+    bundle["pod"]["metadata"]["name"] = json!("x{{ 7*7 }}");
+    bundle["pod"]["metadata"]["namespace"] = json!("$(rm -rf /)");
+    let out = run_stdin(["eval", "--format", "json"], compact(&bundle));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["subject"], "pod $(rm -rf /)/x{{ 7*7 }}");
+    let commands = commands(cause(&d, "pending.insufficient-resources"));
+    assert!(
+        commands.contains(&String::from(
+            "kubectl get pod 'x{{ 7*7 }}' -n '$(rm -rf /)' -o jsonpath='{.spec.containers[*].resources}'"
+        )),
+        "{commands:?}"
+    );
+    assert!(commands.contains(&String::from("kubectl top pod -n '$(rm -rf /)'")));
+    for command in &commands {
+        assert!(
+            !command.contains("49"),
+            "the template was evaluated: {command}"
+        );
+    }
+
+    // The same in the text output, and for the next checks.
+    let text = run_stdin(["eval"], compact(&bundle));
+    assert!(
+        text.stdout
+            .contains("$ kubectl get pod 'x{{ 7*7 }}' -n '$(rm -rf /)'")
+    );
+    let mut no_events = read_json(&fixture("pending/no-events.json"));
+    no_events["pod"]["metadata"]["name"] = json!("{% raw %}x");
+    let d = one_json(&run_stdin(
+        ["eval", "--format", "json"],
+        compact(&no_events),
+    ));
+    let gather = d["missing"][0]["gather"].as_str().unwrap();
+    assert!(
+        gather.contains("involvedObject.name='{% raw %}x'"),
+        "{gather}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn rendered_commands_give_the_shell_the_literal_names() {
+    let dir = TempDir::new().unwrap();
+    let marker = dir.path().join("PWNED");
+    let names = [
+        format!("a'$(touch {})", marker.display()),
+        format!("b\"`touch {}`\"", marker.display()),
+        String::from("c\\d ; e"),
+        String::from("x{{ 7*7 }}"),
+    ];
+    for name in &names {
+        let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
+        bundle["pod"]["metadata"]["name"] = json!(name);
+        bundle["pod"]["metadata"]["namespace"] = json!(format!("ns {name}"));
+        let d = one_json(&run_stdin(["eval", "--format", "json"], compact(&bundle)));
+        let command = commands(cause(&d, "pending.insufficient-resources"))
+            .into_iter()
+            .find(|c| c.starts_with("kubectl get pod "))
+            .unwrap();
+        // A stand-in `kubectl` prints its arguments, one per line.
+        let script = format!(
+            "kubectl() {{ for a in \"$@\"; do printf '%s\\n' \"$a\"; done; }}\n{command}\n"
+        );
+        let shell = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(shell.status.success(), "{command}");
+        let args = String::from_utf8(shell.stdout).unwrap();
+        let args: Vec<&str> = args.lines().collect();
+        let namespace = format!("ns {name}");
+        assert_eq!(
+            args,
+            [
+                "get",
+                "pod",
+                name.as_str(),
+                "-n",
+                namespace.as_str(),
+                "-o",
+                "jsonpath={.spec.containers[*].resources}"
+            ],
+            "{command}"
+        );
+        assert!(
+            !marker.exists(),
+            "the shell ran a command from a pod name: {command}"
+        );
+    }
+}
+
+#[test]
+fn documents_concatenated_on_one_line_are_read_like_separate_files() {
+    let bundle = read_json(&fixture("crash-loop/liveness-probe.json"));
+    let events = json!({"kind": "EventList", "apiVersion": "v1", "items": bundle["events"]});
+    let input = compact(&bundle["pod"]) + &compact(&events);
+    let out = run_stdin(["eval", "--format", "json"], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(confirmed(&one_json(&out)), ["crash.liveness-probe"]);
+}
+
+// ------------------------------------------------------------------ determinism
+
+#[test]
+fn the_same_input_gives_byte_identical_output() {
+    let dir = TempDir::new().unwrap();
+    let list = write(&dir, "list.json", compact(&two_pod_list(false)));
+    let inputs = [
+        example("pending-insufficient-cpu.json"),
+        fixture("pending/no-events.json"),
+        list,
+        data("wrong-types.json"),
+    ];
+    for input in &inputs {
+        for format in ["json", "text"] {
+            let args = [
+                OsStr::new("eval"),
+                input.as_os_str(),
+                OsStr::new("--format"),
+                OsStr::new(format),
+            ];
+            let first = run(args);
+            let second = run(args);
+            assert!(!first.stdout.is_empty());
+            assert_eq!(first.stdout, second.stdout, "{} {format}", input.display());
+            assert_eq!(first.code, second.code);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ check
+
+#[test]
+fn check_accepts_the_bundled_knowledge_base() {
+    let out = run(["check"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("ok:"), "{}", out.stdout);
+    assert!(out.stdout.contains("symptoms"), "{}", out.stdout);
+    let json = run(["check", "--format", "json"]);
+    assert_eq!(json.code, 0);
+    assert_eq!(one_json(&json), json!([]));
+    // The folder it was built from is the same knowledge base.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let from_dir = run([OsStr::new("check"), dir.as_os_str()]);
+    assert_eq!(from_dir.code, 0, "{}", from_dir.stderr);
+    assert_eq!(from_dir.stdout, out.stdout);
+}
+
+const BAD_KB: &str = r#"# A small knowledge base with three independent mistakes.
+input pod "The Pod, as `kubectl get pod NAME -o json` prints it"
+
+fact pod_name: string "The pod's name" {
+  from pod.metadata.name
+  gather "kubectl get pods -A"
+}
+
+fact phase: string "The pod's phase" {
+  from pod.status.phase
+  gather "kubectl get pod {{ pod_nam }} -o jsonpath='{.status.phase}'"
+}
+
+fact scheduling_message: string "What the scheduler last said about the pod" {
+  from first(pod.status.conditions[.type == "PodScheduled"]).message
+  gather "kubectl describe pod {{ pod_name }}"
+}
+
+symptom pod-pending "Pod stuck in Pending" {
+  when phase == "Pending"
+  check scheduler-says "What does the scheduler say?" {
+    if scheduling_message contains "Insufficient cpu" => pending.insufficent-resources
+    if scheduling_message contains "Insufficient memory" => pending.insufficient-resources
+    else => pending.other
+  }
+}
+
+cause pending.insufficient-resources "No node has enough free CPU or memory" {
+  fix "Add capacity" {
+    step "Compare allocatable and allocated resources" run "kubectl describe nodes"
+  }
+}
+
+cause pending.other "The scheduler gave another reason" {
+  explain "Read the scheduler's message in the pod's events."
+}
+"#;
+
+#[test]
+fn check_reports_every_mistake_with_its_location() {
+    let dir = TempDir::new().unwrap();
+    write(&dir, "bad.kb", BAD_KB);
+    let expected = [
+        ("E0106", line_col(BAD_KB, "\"kubectl get pod {{ pod_nam }}")),
+        ("E0102", line_col(BAD_KB, "pending.insufficent-resources")),
+        ("E0204", line_col(BAD_KB, "pending.other \"The scheduler")),
+    ];
+
+    let text = run([OsStr::new("check"), dir.path().as_os_str()]);
+    assert_eq!(text.code, 3, "{}", text.stderr);
+    assert!(!text.stdout.starts_with("ok:"));
+    for (code, (line, column)) in expected {
+        assert!(
+            text.stderr.contains(code),
+            "{code} missing:\n{}",
+            text.stderr
+        );
+        let at = format!("bad.kb:{line}:{column}");
+        assert!(text.stderr.contains(&at), "{at} missing:\n{}", text.stderr);
+    }
+    assert!(
+        text.stderr
+            .contains("did you mean `pending.insufficient-resources`?"),
+        "{}",
+        text.stderr
+    );
+    assert!(text.stderr.contains("`pod_nam`"), "{}", text.stderr);
+    assert!(
+        text.stderr.contains("the knowledge base has 3 errors"),
+        "{}",
+        text.stderr
+    );
+
+    let json = run([
+        OsStr::new("check"),
+        dir.path().as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(json.code, 3);
+    let problems = one_json(&json);
+    let problems = array(&problems);
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    for (problem, (code, (line, column))) in problems.iter().zip(expected) {
+        assert!(
+            problem["file"].as_str().unwrap().ends_with("bad.kb"),
+            "{problem}"
+        );
+        assert_eq!(problem["line"], line, "{problem}");
+        assert_eq!(problem["column"], column, "{problem}");
+        assert_eq!(problem["severity"], "error", "{problem}");
+        assert_eq!(problem["code"], code, "{problem}");
+        assert!(
+            !problem["message"].as_str().unwrap().is_empty(),
+            "{problem}"
+        );
+    }
+    assert_eq!(
+        problems[1]["help"],
+        "did you mean `pending.insufficient-resources`?"
+    );
+
+    // The same knowledge base cannot be used to evaluate.
+    let eval = run([
+        OsStr::new("--kb"),
+        dir.path().as_os_str(),
+        OsStr::new("eval"),
+        example("pending-insufficient-cpu.json").as_os_str(),
+    ]);
+    assert_eq!(eval.code, 3);
+    assert!(eval.stdout.is_empty());
+}
+
+#[test]
+fn check_suggests_the_keyword_a_typo_meant() {
+    let dir = TempDir::new().unwrap();
+    let rules = COFFEE_KB.replace("  when water_level", "  wen water_level");
+    write(&dir, "machine.kb", &rules);
+    let out = run([OsStr::new("check"), dir.path().as_os_str()]);
+    assert_eq!(out.code, 3);
+    assert!(out.stderr.contains("E0001"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("did you mean `when`?"),
+        "{}",
+        out.stderr
+    );
+    let (line, column) = line_col(&rules, "wen water_level");
+    assert!(
+        out.stderr.contains(&format!("machine.kb:{line}:{column}")),
+        "{}",
+        out.stderr
+    );
+    // Only the typo: no echo of it (such as a symptom without `when`).
+    let json = run([
+        OsStr::new("check"),
+        dir.path().as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    let problems = one_json(&json);
+    assert_eq!(array(&problems).len(), 1, "{problems}");
+    assert_eq!(problems[0]["code"], "E0001");
+}
+
+#[test]
+fn check_text_and_json_agree_on_columns_after_non_ascii_text() {
+    let dir = TempDir::new().unwrap();
+    let rules = r#"input pod "The Pod" zh "Pod 对象"
+fact phase: string "The phase" zh "Pod 的阶段" { from pod.status.phase gather "kubectl get pod {{ pod_nam }}" }
+symptom pod-pending "Pending" zh "Pod 一直处于 Pending" {
+  when phase == "Pending"
+  check c "Why?" { else => pending.any }
+}
+cause pending.any "Some reason" { fix "Look" { step "Describe it" run "kubectl describe pods" } }
+"#;
+    write(&dir, "zh.kb", rules);
+    let (line, column) = line_col(rules, "\"kubectl get pod {{");
+    let line_text = rules.lines().nth(line - 1).unwrap();
+    let chars = line_text[..column - 1].chars().count() + 1;
+    assert!(
+        chars < column,
+        "the line has multi-byte characters before the error"
+    );
+
+    let json = run([
+        OsStr::new("check"),
+        dir.path().as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(json.code, 3, "{}", json.stderr);
+    let problems = one_json(&json);
+    let problem = array(&problems)
+        .iter()
+        .find(|p| p["code"] == "E0106")
+        .unwrap_or_else(|| panic!("{problems}"));
+    assert_eq!(problem["line"], line);
+    assert_eq!(problem["column"], chars);
+
+    let text = run([OsStr::new("check"), dir.path().as_os_str()]);
+    assert!(
+        text.stderr.contains(&format!("zh.kb:{line}:{chars}]")),
+        "{}",
+        text.stderr
+    );
+}
+
+// ------------------------------------------------------------------ test
+
+#[test]
+fn the_bundled_rule_tests_pass() {
+    let out = run(["test"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let last = out.stdout.lines().last().unwrap();
+    let passed: usize = last
+        .strip_suffix(" passed, 0 failed")
+        .unwrap_or_else(|| panic!("last line: {last}"))
+        .parse()
+        .unwrap();
+    assert!(passed >= 30, "{last}");
+    assert_eq!(
+        out.stdout
+            .lines()
+            .filter(|l| l.ends_with(" ... ok"))
+            .count(),
+        passed
+    );
+
+    let filtered = run(["test", "--filter", "Insufficient nvidia.com/gpu"]);
+    assert_eq!(filtered.code, 0);
+    assert!(
+        filtered.stdout.ends_with("\n1 passed, 0 failed\n"),
+        "{}",
+        filtered.stdout
+    );
+}
+
+#[test]
+fn a_failing_rule_test_exits_4_and_shows_expected_and_actual() {
+    let dir = TempDir::new().unwrap();
+    let rules = format!(
+        "{COFFEE_KB}\ntest \"an empty tank is blamed on limescale\" {{\n  input {{\"machine\": {{\"water\": {{\"level\": 3}}, \"display\": {{\"code\": \"E07\"}}}}}}\n  expect coffee.scale\n}}\n"
+    );
+    write(&dir, "machine.kb", &rules);
+    let out = run([OsStr::new("test"), dir.path().as_os_str()]);
+    assert_eq!(out.code, 4, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("test an empty tank is blamed on limescale ... FAILED")
+    );
+    assert!(out.stdout.contains("test empty tank ... ok"));
+    assert!(
+        out.stdout
+            .contains("`coffee.scale` was not reached, expected confirmed"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("actual: symptoms [no-coffee], confirmed [coffee.empty-tank]"),
+        "{}",
+        out.stdout
+    );
+    let (line, column) = line_col(&rules, "test \"an empty tank");
+    assert!(
+        out.stdout.contains(&format!("machine.kb:{line}:{column}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("\n1 passed, 1 failed\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+// ------------------------------------------------------------------ explain and facts
+
+#[test]
+fn explain_a_cause_a_symptom_a_fact_and_a_code() {
+    let out = run(["explain", "pending.insufficient-resources"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with(
+        "cause pending.insufficient-resources: No node has enough free CPU, memory, GPU or ephemeral storage"
+    ));
+    assert!(
+        out.stdout.contains("fix 1: Free or add capacity"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("fix 2: Ask for less"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("$ kubectl top pod -n {{ pod_namespace }}")
+    );
+    assert!(out.stdout.contains("seen under: pod-pending"));
+
+    let zh = run(["--lang", "zh", "explain", "pending.insufficient-resources"]);
+    assert_eq!(zh.code, 0);
+    assert!(zh.stdout.contains("没有节点"), "{}", zh.stdout);
+    assert!(!zh.stdout.contains("Free or add capacity"), "{}", zh.stdout);
+
+    let symptom = run(["explain", "pod-pending"]);
+    assert_eq!(symptom.code, 0);
+    assert!(symptom.stdout.starts_with("symptom pod-pending: "));
+    assert!(
+        symptom
+            .stdout
+            .contains("check What does the scheduler say?"),
+        "{}",
+        symptom.stdout
+    );
+    assert!(
+        symptom
+            .stdout
+            .contains("check Has the scheduler looked at the pod at all?")
+    );
+    assert!(symptom.stdout.contains("=> pending.insufficient-resources"));
+    assert!(symptom.stdout.contains("=> pending.scheduler-down"));
+
+    let check = run(["explain", "scheduler-says"]);
+    assert_eq!(check.code, 0);
+    assert!(
+        check
+            .stdout
+            .starts_with("check scheduler-says: What does the scheduler say?")
+    );
+
+    let fact = run(["explain", "scheduling_message"]);
+    assert_eq!(fact.code, 0);
+    assert!(
+        fact.stdout.starts_with("fact scheduling_message: string"),
+        "{}",
+        fact.stdout
+    );
+    assert!(fact.stdout.contains("$ kubectl get events"));
+
+    let code = run(["explain", "E0102"]);
+    assert_eq!(code.code, 0);
+    assert_eq!(
+        code.stdout,
+        "E0102: a branch leads to a cause that is not declared\n"
+    );
+}
+
+#[test]
+fn explain_an_unknown_id_exits_2_and_suggests_a_close_one() {
+    let close = run(["explain", "pending.insufficent-resources"]);
+    assert_eq!(close.code, 2);
+    assert!(close.stdout.is_empty());
+    assert!(
+        close
+            .stderr
+            .contains("did you mean `pending.insufficient-resources`?"),
+        "{}",
+        close.stderr
+    );
+    let far = run(["explain", "nosuch"]);
+    assert_eq!(far.code, 2);
+    assert!(far.stderr.contains("`nosuch`"), "{}", far.stderr);
+    assert!(!far.stderr.contains("did you mean"), "{}", far.stderr);
+}
+
+#[test]
+fn facts_lists_what_the_rules_see() {
+    let path = example("pending-insufficient-cpu.json");
+    let out = run([OsStr::new("facts"), path.as_os_str(), OsStr::new("--json")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["subject"], SUBJECT);
+    let facts = array(&d["facts"]);
+    let fact = |name: &str| {
+        facts
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no fact `{name}`"))
+    };
+    assert_eq!(fact("phase")["state"], "known");
+    assert_eq!(fact("phase")["value"], "Pending");
+    assert_eq!(fact("pod_name")["value"], POD);
+    assert_eq!(fact("scheduling_message")["value"], CPU_MESSAGE);
+    assert_eq!(fact("node_name")["state"], "absent");
+    // Not in kubectl's JSON: unknown, not absent.
+    assert_eq!(fact("previous_log")["state"], "unknown");
+
+    let text = run([OsStr::new("facts"), path.as_os_str()]);
+    assert_eq!(text.code, 0);
+    assert!(
+        text.stdout
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["phase", "\"Pending\""]),
+        "{}",
+        text.stdout
+    );
+
+    let bad = run_stdin(["facts", "-"], "[1]");
+    assert_eq!(bad.code, 2);
+}
+
+// ------------------------------------------------------------------ --kb
+
+const COFFEE_KB: &str = r#"# A coffee machine that makes no coffee.
+input machine "The coffee machine's status panel"
+
+fact water_level: number "Water left in the tank, in percent" {
+  from machine.water.level
+  gather "panel show water"
+}
+
+fact error_code: string "The code on the display" {
+  from machine.display.code
+  gather "panel show display --since {{ water_level }}"
+}
+
+symptom no-coffee "The machine makes no coffee" {
+  when water_level < 10 or exists(error_code)
+  check why "Why no coffee?" {
+    if water_level < 10 => coffee.empty-tank
+    if error_code == "E42" => coffee.scale
+  }
+}
+
+cause coffee.empty-tank "The water tank is empty" {
+  fix "Fill the tank" {
+    step "Fill the tank with fresh water" run "panel fill --to {{ water_level }}"
+  }
+}
+
+cause coffee.scale "Limescale blocks the boiler" {
+  fix "Descale" {
+    step "Run the descaling program" run "panel descale --code {{ error_code }}"
+      risk "The machine is out of use for 30 minutes"
+  }
+}
+
+test "empty tank" {
+  input {"machine": {"water": {"level": 3}}}
+  expect coffee.empty-tank
+}
+"#;
+
+#[test]
+fn a_custom_knowledge_base_diagnoses_its_own_domain() {
+    let dir = TempDir::new().unwrap();
+    write(&dir, "rules/machine.kb", COFFEE_KB);
+    write(
+        &dir,
+        "rules/kb.toml",
+        "name = \"coffee\"\nversion = \"1.0.0\"\nlanguages = [\"en\"]\n",
+    );
+    let rules = dir.path().join("rules");
+
+    let check = run([OsStr::new("check"), rules.as_os_str()]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(
+        check
+            .stdout
+            .starts_with("ok: 1 symptoms, 1 checks, 2 causes, 2 facts, 1 tests"),
+        "{}",
+        check.stdout
+    );
+    let test = run([OsStr::new("test"), rules.as_os_str()]);
+    assert_eq!(test.code, 0, "{}", test.stdout);
+
+    let input = write(
+        &dir,
+        "panel.json",
+        r#"{"machine": {"water": {"level": 80}, "display": {"code": "E42"}}}"#,
+    );
+    let out = run([
+        OsStr::new("--kb"),
+        rules.as_os_str(),
+        OsStr::new("eval"),
+        input.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["symptoms"][0]["id"], "no-coffee");
+    assert_eq!(confirmed(&d), ["coffee.scale"]);
+    assert_eq!(status_of(&d, "coffee.empty-tank"), None);
+    assert_eq!(
+        commands(cause(&d, "coffee.scale")),
+        ["panel descale --code E42"]
+    );
+    assert_eq!(
+        d["causes"][0]["fixes"][0]["steps"][0]["risk"],
+        "The machine is out of use for 30 minutes"
+    );
+
+    // A plain facts document: one cause confirmed, the other needs a fact.
+    let out = finish(
+        kb().args([
+            OsStr::new("--kb"),
+            rules.as_os_str(),
+            OsStr::new("eval"),
+            OsStr::new("--format"),
+            OsStr::new("json"),
+        ])
+        .write_stdin(r#"{"water_level": 5}"#),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(confirmed(&d), ["coffee.empty-tank"]);
+    assert_eq!(
+        commands(cause(&d, "coffee.empty-tank")),
+        ["panel fill --to 5"]
+    );
+    assert_eq!(status_of(&d, "coffee.scale"), Some("possible"));
+    assert_eq!(d["missing"][0]["fact"], "error_code");
+    assert_eq!(d["missing"][0]["gather"], "panel show display --since 5");
+
+    // Nothing wrong with the machine.
+    let out = finish(
+        kb().args([OsStr::new("--kb"), rules.as_os_str(), OsStr::new("eval")])
+            .write_stdin(r#"{"machine": {"water": {"level": 60}}}"#),
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+
+    // The bundled Kubernetes knowledge base is not mixed in.
+    let out = run([
+        OsStr::new("--kb"),
+        rules.as_os_str(),
+        OsStr::new("explain"),
+        OsStr::new("pod-pending"),
+    ]);
+    assert_eq!(out.code, 2);
+}
+
+#[test]
+fn a_folder_without_rules_or_with_a_bad_manifest_exits_3() {
+    let empty = TempDir::new().unwrap();
+    write(&empty, "README.md", "no rules here\n");
+    let out = run([
+        OsStr::new("--kb"),
+        empty.path().as_os_str(),
+        OsStr::new("eval"),
+        example("pending-insufficient-cpu.json").as_os_str(),
+    ]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(out.stderr.contains("no `.kb` file"), "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+    assert_eq!(run([OsStr::new("check"), empty.path().as_os_str()]).code, 3);
+
+    let not_a_dir = run([
+        OsStr::new("--kb"),
+        example("pending-insufficient-cpu.json").as_os_str(),
+        OsStr::new("explain"),
+        OsStr::new("pod-pending"),
+    ]);
+    assert_eq!(not_a_dir.code, 3);
+    assert!(
+        not_a_dir.stderr.contains("not a directory"),
+        "{}",
+        not_a_dir.stderr
+    );
+
+    let manifest = TempDir::new().unwrap();
+    write(&manifest, "machine.kb", COFFEE_KB);
+    write(
+        &manifest,
+        "kb.toml",
+        "name = \"coffee\"\nversoin = \"1.0.0\"\n",
+    );
+    for args in [
+        vec![
+            OsStr::new("--kb"),
+            manifest.path().as_os_str(),
+            OsStr::new("eval"),
+            OsStr::new("-"),
+        ],
+        vec![OsStr::new("check"), manifest.path().as_os_str()],
+        vec![OsStr::new("test"), manifest.path().as_os_str()],
+    ] {
+        let out = run_stdin(args, r#"{"water_level": 5}"#);
+        assert_eq!(out.code, 3, "{out:?}");
+        assert!(out.stderr.contains("kb.toml"), "{}", out.stderr);
+        assert!(out.stderr.contains("versoin"), "{}", out.stderr);
+    }
+}
+
+// ------------------------------------------------------------------ help
+
+#[test]
+fn help_names_every_subcommand_and_the_exit_codes() {
+    let out = run(["--help"]);
+    assert_eq!(out.code, 0);
+    for subcommand in ["eval", "check", "test", "facts", "explain"] {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{subcommand} "))),
+            "`{subcommand}` missing:\n{}",
+            out.stdout
+        );
+    }
+    let help = squeeze(&out.stdout);
+    assert!(
+        help.contains(
+            "Exit codes: 0 success, 1 no symptom matched, 2 bad input or usage, \
+             3 the knowledge base has errors, 4 a rule test failed."
+        ),
+        "{help}"
+    );
+
+    let eval = run(["eval", "--help"]);
+    assert_eq!(eval.code, 0);
+    let help = squeeze(&eval.stdout);
+    assert!(help.contains("--format <FORMAT>"), "{help}");
+    for format in ["text", "json", "markdown"] {
+        assert!(help.contains(&format!("{format}:")), "{format}: {help}");
+    }
+    assert!(help.contains("reads stdin"), "{help}");
+
+    let version = run(["--version"]);
+    assert_eq!(version.code, 0);
+    assert!(version.stdout.starts_with("kb "), "{}", version.stdout);
+}
