@@ -107,3 +107,6 @@ pub fn run(cli: Cli) -> Exit {
         Command::Check(args) => command::check::run(args, Ok(loaded)),
     }
 }
+
+#[cfg(test)]
+mod tests;
