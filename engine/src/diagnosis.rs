@@ -87,6 +87,9 @@ pub struct CauseFinding {
     pub needs: Vec<String>,
     /// How to fix it, commands filled in from the facts.
     pub fixes: Vec<FixFinding>,
+    /// Its runbook page; set by whoever knows where runbooks are published.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runbook: Option<String>,
 }
 
 /// A condition on the way to a finding, with what it saw.

@@ -248,7 +248,11 @@ impl<'a> Run<'a> {
                     };
                     let evidence = self.condition(&symptom.when, None, &symptom.when_text);
                     let truth = evidence.result;
-                    if truth == Truth::False {
+                    // A symptom none of whose facts is known has nothing in
+                    // the input speaking for it (a pod symptom on a Namespace).
+                    let nothing_known =
+                        evidence.facts.iter().all(|f| f.state == FactState::Unknown);
+                    if truth == Truth::False || (truth == Truth::Unknown && nothing_known) {
                         continue;
                     }
                     symptoms.push(SymptomFinding {
@@ -432,6 +436,7 @@ impl<'a> Run<'a> {
                     evidence,
                     needs,
                     fixes,
+                    runbook: None,
                 },
             ));
         }
@@ -523,7 +528,7 @@ impl<'a> Run<'a> {
                 continue;
             };
             let value = self.value(id);
-            values.insert(fact.name.as_str(), command_text(&fact.name, &value).0);
+            values.insert(fact.name.as_str(), command_text(&fact.name, &value));
         }
         kb.templates.render(&template.key, &values)
     }

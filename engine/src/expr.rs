@@ -41,6 +41,12 @@ pub(crate) enum CExpr {
     Lower(Box<CExpr>),
     /// The first argument that holds a value.
     Coalesce(Vec<CExpr>),
+    /// The lists one after the other.
+    Concat(Vec<CExpr>),
+    /// The first group a regular expression captures in a string.
+    Capture(Box<CExpr>, Box<Regex>),
+    /// A string read as a number (`"250"` → 250).
+    ToNumber(Box<CExpr>),
 }
 
 /// A comparison operator.
@@ -198,6 +204,41 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                     Value::Absent
                 }
             }
+            CExpr::Concat(lists) => {
+                let mut all = Vec::new();
+                for list in lists {
+                    match self.eval(list) {
+                        Value::Absent => {}
+                        Value::Unknown => return Value::Unknown,
+                        value => match value.elements() {
+                            Some(items) => all.extend(items),
+                            None => all.push(value),
+                        },
+                    }
+                }
+                Value::List(all.into())
+            }
+            CExpr::Capture(text, regex) => match self.eval(text) {
+                value @ (Value::Unknown | Value::Absent) => value,
+                value => value
+                    .as_str()
+                    .and_then(|s| regex.captures(s))
+                    .and_then(|found| found.get(1).or_else(|| found.get(0)))
+                    .map_or(Value::Absent, |m| Value::Str(Rc::from(m.as_str()))),
+            },
+            CExpr::ToNumber(e) => match self.eval(e) {
+                value @ (Value::Unknown | Value::Absent) => value,
+                value => match (value.as_number(), value.as_str()) {
+                    (Some(n), _) => Value::Number(n),
+                    (_, Some(s)) => s
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|n| n.is_finite())
+                        .map_or(Value::Absent, Value::Number),
+                    _ => Value::Absent,
+                },
+            },
             CExpr::Lower(e) => match self.eval(e) {
                 value @ (Value::Unknown | Value::Absent) => value,
                 value => value

@@ -64,7 +64,7 @@ impl LocalText {
 }
 
 /// Joins the lines of each paragraph, as Markdown would: wrapped source text
-/// becomes one line per paragraph. Lines of Chinese are joined without a space.
+/// becomes one line per paragraph.
 fn reflow(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, paragraph) in text.split("\n\n").enumerate() {
@@ -75,7 +75,7 @@ fn reflow(text: &str) -> String {
         for line in paragraph.lines().map(str::trim).filter(|l| !l.is_empty()) {
             if let Some(last) = previous {
                 let next = line.chars().next().unwrap_or(' ');
-                if !(is_wide(last) || is_wide(next)) {
+                if joins_with_space(last, next) {
                     out.push(' ');
                 }
             }
@@ -86,9 +86,16 @@ fn reflow(text: &str) -> String {
     out
 }
 
-/// CJK characters and full-width punctuation, which are not separated by spaces.
-fn is_wide(c: char) -> bool {
-    matches!(c, '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF00}'..='\u{FFEF}')
+/// Whether two wrapped lines join with a space: not between two Chinese
+/// characters, nor next to full-width punctuation; between Chinese and Latin
+/// text, yes, as Chinese technical writing spaces them.
+fn joins_with_space(last: char, next: char) -> bool {
+    let full_width_punctuation =
+        |c: char| matches!(c, '\u{3000}'..='\u{303F}' | '\u{FF00}'..='\u{FFEF}');
+    let chinese = |c: char| matches!(c, '\u{2E80}'..='\u{2FFF}' | '\u{3040}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}');
+    !(full_width_punctuation(last)
+        || full_width_punctuation(next)
+        || (chinese(last) && chinese(next)))
 }
 
 /// A node of the decision graph.
@@ -310,6 +317,18 @@ impl KnowledgeBase {
     /// The symptom, check or cause with this id.
     pub fn lookup(&self, id: &str) -> Option<Id> {
         self.ids.get(id).copied()
+    }
+
+    /// A command template with every fact shown as `<fact_name>`: the
+    /// command as a runbook prints it, for the reader to fill in.
+    pub fn placeholder_command(&self, template: &Template) -> String {
+        let values = template
+            .facts
+            .iter()
+            .filter_map(|id| self.facts.get(id.0))
+            .map(|fact| (fact.name.as_str(), format!("<{}>", fact.name)))
+            .collect();
+        self.templates.render(&template.key, &values)
     }
 
     /// The symptoms whose checks lead, directly or not, to this cause.

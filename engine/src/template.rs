@@ -48,13 +48,13 @@ impl Templates {
 
 /// A fact value as it goes into a command: shell-quoted when it holds
 /// anything but plain word characters; `<name>` when it is not known.
-pub(crate) fn command_text(name: &str, value: &Value<'_>) -> (String, bool) {
+pub(crate) fn command_text(name: &str, value: &Value<'_>) -> String {
     let text = match value {
-        Value::Unknown | Value::Absent => return (format!("<{name}>"), false),
+        Value::Unknown | Value::Absent => return format!("<{name}>"),
         Value::Bool(b) => b.to_string(),
         Value::Number(_) | Value::Json(serde_json::Value::Number(_)) => match value.to_json() {
             Some(json) => json.to_string(),
-            None => return (format!("<{name}>"), false),
+            None => return format!("<{name}>"),
         },
         _ => match (value.as_str(), value.elements()) {
             (Some(s), _) => s.to_owned(),
@@ -75,10 +75,8 @@ pub(crate) fn command_text(name: &str, value: &Value<'_>) -> (String, bool) {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
     if plain {
-        (text, true)
+        text
     } else {
-        let quoted =
-            shlex::try_quote(&text).map_or_else(|_| format!("<{name}>"), |q| q.into_owned());
-        (quoted, true)
+        shlex::try_quote(&text).map_or_else(|_| format!("<{name}>"), |q| q.into_owned())
     }
 }

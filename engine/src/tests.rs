@@ -560,3 +560,63 @@ cause c.x "X" { fix "f" { step "s" } }
         .collect();
     assert!(unused.contains(&"fact `spare` is never used"), "{unused:?}");
 }
+
+#[test]
+fn concat_joins_lists_and_capture_extracts_a_group() {
+    let kb = kb(r#"
+input node "Node"
+fact images: list<string> "Images of all containers" {
+  from concat(pod.spec.initContainers.image, pod.spec.containers.image)
+}
+fact registry: string "The registry of the first image" { from capture(first(images), r"^([^/]+)/") }
+fact tag: string "A tag that is not there" { from capture(first(images), r"@(sha256)") }
+symptom s "S" {
+  when true
+  check "C" {
+    if len(images) == 3 and registry == "harbor.example.com" and not exists(tag) => c.x
+  }
+}
+cause c.x "X" { fix "f" { step "Log in" run "docker login {{ registry }}" } }
+"#);
+    let d = eval(
+        &kb,
+        &json!({"pod": {"spec": {
+            "initContainers": [{"image": "harbor.example.com/base/init:1"}],
+            "containers": [{"image": "nginx:1.25"}, {"image": "redis:7"}]
+        }}}),
+    );
+    assert_eq!(status(&d, "c.x"), Some(Status::Confirmed));
+    assert_eq!(
+        d.causes[0].fixes[0].steps[0].command.as_deref(),
+        Some("docker login harbor.example.com")
+    );
+}
+
+#[test]
+fn a_symptom_with_nothing_known_is_not_reported_and_numbers_parse() {
+    let kb = kb(r#"
+fact capacity: number "Pods the node takes" { from number(pod.status.capacity) }
+symptom s "S" {
+  when phase == "Pending" and capacity > 100
+  check "C" { if true => c.x }
+}
+cause c.x "X" { fix "f" { step "s" } }
+"#);
+    assert!(eval(&kb, &json!({"events": []})).symptoms.is_empty());
+    let partial = eval(&kb, &json!({"phase": "Pending"}));
+    assert_eq!(
+        partial.symptoms.len(),
+        1,
+        "phase is known, so the symptom is possible"
+    );
+    let full = eval(
+        &kb,
+        &json!({"pod": {"status": {"phase": "Pending", "capacity": "250"}}}),
+    );
+    assert_eq!(status(&full, "c.x"), Some(Status::Confirmed));
+    let not_a_number = eval(
+        &kb,
+        &json!({"pod": {"status": {"phase": "Pending", "capacity": "lots"}}}),
+    );
+    assert!(not_a_number.symptoms.is_empty());
+}

@@ -42,17 +42,15 @@ struct Objects {
 pub fn subjects(documents: Vec<Json>) -> Result<Vec<Subject>, String> {
     let mut objects = Objects::default();
     let mut bundles = Vec::new();
+    let mut facts: Vec<Map<String, Json>> = Vec::new();
     for document in documents {
-        match &document {
-            Json::Object(map) if map.contains_key("kind") => objects.add(document)?,
+        match document {
+            Json::Object(map) if map.contains_key("kind") => objects.add(Json::Object(map))?,
             Json::Object(map) if map.keys().any(|k| BUNDLE_KEYS.contains(&k.as_str())) => {
-                bundles.push(normalize_bundle(document)?);
+                bundles.push(normalize_bundle(Json::Object(map))?);
             }
-            Json::Object(_) => bundles.push(Subject {
-                label: None,
-                document,
-            }),
-            other => return Err(format!("expected a JSON object, found {}", kind_of(other))),
+            Json::Object(map) => facts.push(map),
+            other => return Err(format!("expected a JSON object, found {}", kind_of(&other))),
         }
     }
     let assembled = objects.assemble()?;
@@ -61,11 +59,42 @@ pub fn subjects(documents: Vec<Json>) -> Result<Vec<Subject>, String> {
             "the input mixes bundles ({\"pod\": …}) with bare Kubernetes objects; give one or the other",
         ));
     }
-    Ok(if bundles.is_empty() {
+    let mut subjects = if bundles.is_empty() {
         assembled
     } else {
         bundles
-    })
+    };
+    if subjects.is_empty() {
+        return Ok(facts
+            .into_iter()
+            .map(|map| Subject {
+                label: None,
+                document: Json::Object(map),
+            })
+            .collect());
+    }
+    // A facts document given with one subject adds to what it says.
+    if !facts.is_empty() {
+        let [subject] = subjects.as_mut_slice() else {
+            return Err(format!(
+                "a facts document was given with {} subjects; put the facts under `facts` in the bundle they belong to",
+                subjects.len()
+            ));
+        };
+        let Json::Object(document) = &mut subject.document else {
+            return Err(String::from("the subject is not an object"));
+        };
+        let given = document
+            .entry("facts")
+            .or_insert_with(|| Json::Object(Map::new()));
+        let Json::Object(given) = given else {
+            return Err(String::from("`facts` should be an object of facts"));
+        };
+        for map in facts {
+            given.extend(map);
+        }
+    }
+    Ok(subjects)
 }
 
 fn kind_of(json: &Json) -> &'static str {

@@ -27,6 +27,13 @@ pub struct Manifest {
     /// The languages its texts are written in.
     #[serde(default)]
     pub languages: Vec<String>,
+    /// The title of its runbook site.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Where its runbook site is published: `kb eval` links each cause to
+    /// `RUNBOOK_URL/LANG/causes/ID.html`.
+    #[serde(default)]
+    pub runbook_url: Option<String>,
 }
 
 /// A compiled knowledge base and the files it came from.

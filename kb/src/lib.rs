@@ -33,9 +33,9 @@ pub struct Cli {
     /// `kb.toml`) instead of the bundled Kubernetes Pod one.
     #[arg(long, global = true, value_name = "DIR")]
     pub kb: Option<PathBuf>,
-    /// Language of titles, explanations and fixes.
-    #[arg(long, global = true, value_enum, default_value_t = LangArg::En)]
-    pub lang: LangArg,
+    /// Language of titles, explanations and fixes [default: en; for `docs`, both].
+    #[arg(long, global = true, value_enum)]
+    pub lang: Option<LangArg>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -57,6 +57,8 @@ pub enum Command {
     Facts(command::facts::Args),
     /// Show what the knowledge base says about a symptom, check, cause, fact or problem code.
     Explain(command::explain::Args),
+    /// Write the knowledge base as runbooks: an mdBook per language, or an HTML site.
+    Docs(command::docs::Args),
 }
 
 /// The languages of `--lang`.
@@ -79,7 +81,7 @@ impl From<LangArg> for kb_engine::Lang {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Exit {
-    let lang = cli.lang.into();
+    let lang = cli.lang.map_or(kb_engine::Lang::En, Into::into);
     let dir = match &cli.command {
         Command::Check(args) => args.dir.clone().or(cli.kb.clone()),
         Command::Test(args) => args.dir.clone().or(cli.kb.clone()),
@@ -100,10 +102,11 @@ pub fn run(cli: Cli) -> Exit {
         }
     };
     match &cli.command {
-        Command::Eval(args) => command::eval::run(args, &loaded.kb, lang),
+        Command::Eval(args) => command::eval::run(args, &loaded, lang),
         Command::Test(args) => command::test::run(args, &loaded),
         Command::Facts(args) => command::facts::run(args, &loaded.kb),
         Command::Explain(args) => command::explain::run(args, &loaded.kb, lang),
+        Command::Docs(args) => command::docs::run(args, &loaded, cli.lang.map(Into::into)),
         Command::Check(args) => command::check::run(args, Ok(loaded)),
     }
 }

@@ -27,6 +27,8 @@ pub struct Outcome {
     pub confirmed: Vec<String>,
     /// The checks its input reached for sure.
     pub checks: Vec<CheckId>,
+    /// What the knowledge base said; none when the input could not be read.
+    pub diagnosis: Option<Diagnosis>,
 }
 
 impl Outcome {
@@ -50,6 +52,7 @@ pub fn run(loaded: &Loaded, filter: Option<&str>) -> Vec<Outcome> {
                 failures: Vec::new(),
                 confirmed: Vec::new(),
                 checks: Vec::new(),
+                diagnosis: None,
             };
             match document(loaded, test) {
                 Ok(document) => {
@@ -64,6 +67,7 @@ pub fn run(loaded: &Loaded, filter: Option<&str>) -> Vec<Outcome> {
                         .filter(|(_, truth)| *truth == Truth::True)
                         .map(|(id, _)| id)
                         .collect();
+                    outcome.diagnosis = Some(diagnosis);
                 }
                 Err(message) => outcome.failures.push(message),
             }

@@ -233,10 +233,11 @@ impl<'c> ExprCompiler<'c> {
     fn call(&mut self, expr: &Expr, name: &str, name_loc: &Loc, args: &[Expr]) -> Typed {
         let arity = |n: usize| args.len() == n;
         let ok_arity = match name {
-            "exists" | "first" | "last" | "len" | "lower" => arity(1),
+            "exists" | "first" | "last" | "len" | "lower" | "number" => arity(1),
             "any" | "all" => arity(2),
             "count" => arity(1) || arity(2),
-            "coalesce" => !args.is_empty(),
+            "coalesce" | "concat" => !args.is_empty(),
+            "capture" => arity(2),
             _ => {
                 let mut problem = Problem::error(
                     Code::UnknownFunction,
@@ -264,6 +265,18 @@ impl<'c> ExprCompiler<'c> {
         if name == "coalesce" {
             return self.coalesce(args);
         }
+        if name == "concat" {
+            return self.concat(args);
+        }
+        if let ("capture", [text, pattern]) = (name, args) {
+            let (compiled, ty) = self.expr(text)?;
+            self.expect(text, &Ty::String, &ty, "the first argument of `capture`")?;
+            let regex = self.regex(pattern, "`capture`")?;
+            return Some((
+                CExpr::Capture(Box::new(compiled), Box::new(regex)),
+                Ty::String,
+            ));
+        }
         let mut args = args.iter();
         let first = args.next()?;
         let (list, list_ty) = self.expr(first)?;
@@ -271,6 +284,7 @@ impl<'c> ExprCompiler<'c> {
         match name {
             "exists" => Some((CExpr::Exists(boxed), Ty::Bool)),
             "len" => Some((CExpr::Len(boxed), Ty::Number)),
+            "number" => Some((CExpr::ToNumber(boxed), Ty::Number)),
             "lower" => {
                 self.expect(first, &Ty::String, &list_ty, "the argument of `lower`")?;
                 Some((CExpr::Lower(boxed), Ty::String))
@@ -326,6 +340,53 @@ impl<'c> ExprCompiler<'c> {
         Some((CExpr::Coalesce(compiled), result))
     }
 
+    /// `concat(a, b, …)`: lists of one element type, one after the other.
+    fn concat(&mut self, args: &[Expr]) -> Typed {
+        let mut compiled = Vec::with_capacity(args.len());
+        let mut element = Ty::Any;
+        for arg in args {
+            let (c, ty) = self.expr(arg)?;
+            let inner = self.list_element(arg, &ty)?;
+            if !element.accepts(&inner) {
+                return self.error(
+                    Code::TypeMismatch,
+                    &arg.loc,
+                    format!("the lists of `concat` must hold one type, but `{}` holds {inner}, not {element}", arg.loc.text()),
+                );
+            }
+            if element == Ty::Any {
+                element = inner;
+            }
+            compiled.push(c);
+        }
+        Some((CExpr::Concat(compiled), Ty::List(Box::new(element))))
+    }
+
+    /// A regular expression written as a string literal.
+    fn regex(&mut self, pattern: &Expr, role: &str) -> Option<regex::Regex> {
+        let ExprKind::String(source) = &pattern.kind else {
+            return self.error(
+                Code::BadRegex,
+                &pattern.loc,
+                format!("{role} takes a regular expression written as a string literal"),
+            );
+        };
+        match regex::RegexBuilder::new(source)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+        {
+            Ok(regex) => Some(regex),
+            Err(error) => {
+                self.problems.push(
+                    Problem::error(Code::BadRegex, &pattern.loc, String::from("invalid regular expression"))
+                        .with_label(first_line(&error.to_string()))
+                        .with_help("the syntax is that of Rust's `regex` crate; it has no look-around or backreferences"),
+                );
+                None
+            }
+        }
+    }
+
     fn list_element(&mut self, expr: &Expr, ty: &Ty) -> Option<Ty> {
         match ty.element() {
             Some(element) => Some(element),
@@ -352,29 +413,7 @@ impl<'c> ExprCompiler<'c> {
         if op == BinOp::Matches {
             let (left, left_ty) = self.expr(a)?;
             self.expect(a, &Ty::String, &left_ty, "the left side of `matches`")?;
-            let ExprKind::String(pattern) = &b.kind else {
-                return self.error(
-                    Code::BadRegex,
-                    &b.loc,
-                    String::from(
-                        "`matches` takes a regular expression written as a string literal",
-                    ),
-                );
-            };
-            let regex = match regex::RegexBuilder::new(pattern)
-                .size_limit(REGEX_SIZE_LIMIT)
-                .build()
-            {
-                Ok(regex) => regex,
-                Err(error) => {
-                    self.problems.push(
-                        Problem::error(Code::BadRegex, &b.loc, String::from("invalid regular expression"))
-                            .with_label(first_line(&error.to_string()))
-                            .with_help("the syntax is that of Rust's `regex` crate; it has no look-around or backreferences"),
-                    );
-                    return None;
-                }
-            };
+            let regex = self.regex(b, "`matches`")?;
             return Some((CExpr::Matches(Box::new(left), Box::new(regex)), Ty::Bool));
         }
         let left = self.expr(a);
@@ -430,14 +469,16 @@ impl<'c> ExprCompiler<'c> {
 
 /// The functions expressions may call.
 pub(super) const FUNCTIONS: &[&str] = &[
-    "all", "any", "count", "exists", "first", "last", "len", "lower",
+    "all", "any", "capture", "coalesce", "concat", "count", "exists", "first", "last", "len",
+    "lower",
 ];
 
 fn signature(name: &str) -> &'static str {
     match name {
         "any" | "all" => "a list and a condition",
         "count" => "a list, and optionally a condition",
-        "coalesce" => "one or more arguments",
+        "coalesce" | "concat" => "one or more arguments",
+        "capture" => "a string and a regular expression",
         _ => "one argument",
     }
 }

@@ -6,6 +6,7 @@ use kb_engine::{KnowledgeBase, Lang};
 
 use crate::adapter::{self, Subject};
 use crate::exit::Exit;
+use crate::knowledge::Loaded;
 use crate::output::{self, Format, LineError, Report};
 use crate::read::{self, Content};
 use crate::report;
@@ -20,6 +21,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Where the runbooks (`kb docs --html`) are published: each cause links
+    /// to `URL/LANG/causes/ID.html` [default: `runbook_url` of kb.toml].
+    #[arg(long, value_name = "URL")]
+    pub runbook_url: Option<String>,
 }
 
 /// Counts what happened, to choose the exit code.
@@ -41,8 +46,19 @@ impl Tally {
     }
 }
 
+/// What every diagnosis of one run shares, and where it goes.
+struct Run<'a> {
+    kb: &'a KnowledgeBase,
+    lang: Lang,
+    format: Format,
+    /// Where this language's runbooks are published.
+    runbooks: Option<String>,
+    out: &'a mut dyn Write,
+    tally: Tally,
+}
+
 /// Runs `kb eval`.
-pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
+pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
     let mut inputs = args.inputs.clone();
     if inputs.is_empty() {
         if io::stdin().is_terminal() {
@@ -55,14 +71,25 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
         report::input_error("stdin (`-`) is given more than once");
         return Exit::BadInput;
     }
+    let runbooks = args
+        .runbook_url
+        .clone()
+        .or_else(|| loaded.manifest.as_ref().and_then(|m| m.runbook_url.clone()))
+        .map(|url| format!("{}/{}", url.trim_end_matches('/'), lang_code(lang)));
     let stdout = anstream::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut tally = Tally::default();
-    let result = evaluate_inputs(&inputs, kb, lang, args.format, &mut out, &mut tally)
-        .and_then(|()| out.flush());
+    let mut run = Run {
+        kb: &loaded.kb,
+        lang,
+        format: args.format,
+        runbooks,
+        out: &mut out,
+        tally: Tally::default(),
+    };
+    let result = run.inputs(&inputs).and_then(|()| run.out.flush());
     match result {
-        Ok(()) => tally.exit(),
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => tally.exit(),
+        Ok(()) => run.tally.exit(),
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => run.tally.exit(),
         Err(error) => {
             report::input_error(&format!("cannot write the output: {error}"));
             Exit::BadInput
@@ -70,131 +97,114 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
     }
 }
 
-fn evaluate_inputs(
-    inputs: &[String],
-    kb: &KnowledgeBase,
-    lang: Lang,
-    format: Format,
-    out: &mut dyn Write,
-    tally: &mut Tally,
-) -> io::Result<()> {
-    let mut documents = Vec::new();
-    for name in inputs {
-        let shown = if name == "-" { "<stdin>" } else { name };
-        let content = match read::open(name).and_then(|reader| read::content(shown, reader)) {
-            Ok(content) => content,
-            Err(message) => {
-                report::input_error(&message);
-                tally.bad_input = true;
-                return Ok(());
-            }
-        };
-        match content {
-            Content::Documents(found) => documents.extend(found),
-            Content::Lines(lines) if inputs.len() == 1 => {
-                return stream(lines, shown, kb, lang, format, out, tally);
-            }
-            Content::Lines(_) => {
-                report::input_error(&format!(
-                    "{shown}: NDJSON (one document per line) must be the only input; give the other files separately"
-                ));
-                tally.bad_input = true;
-                return Ok(());
-            }
-        }
+fn lang_code(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "en",
+        Lang::Zh => "zh",
     }
-    match adapter::subjects(documents) {
-        Ok(subjects) if subjects.is_empty() => {
-            report::input_error("the input holds no pod, owner, namespace or facts to diagnose");
-            tally.bad_input = true;
-        }
-        Ok(subjects) => {
-            for subject in &subjects {
-                diagnose(
-                    subject,
-                    None,
-                    kb,
-                    lang,
-                    format,
-                    subjects.len() > 1,
-                    out,
-                    tally,
-                )?;
-            }
-        }
-        Err(message) => {
-            report::input_error(&message);
-            tally.bad_input = true;
-        }
-    }
-    Ok(())
 }
 
-/// Evaluates NDJSON line by line: one result per line, in order; a bad line
-/// is reported where its result would be, and the others go on.
-fn stream(
-    lines: read::Lines,
-    name: &str,
-    kb: &KnowledgeBase,
-    lang: Lang,
-    format: Format,
-    out: &mut dyn Write,
-    tally: &mut Tally,
-) -> io::Result<()> {
-    let flush_each = io::stdout().is_terminal();
-    for (line, parsed) in lines {
-        let subject = parsed.and_then(|document| {
-            let mut subjects = adapter::subjects(vec![document])?;
-            match subjects.len() {
-                1 => Ok(subjects.remove(0)),
-                0 => Err(String::from("nothing to diagnose on this line")),
-                n => Err(format!(
-                    "{n} subjects on one line; give one bundle per line"
-                )),
-            }
-        });
-        match subject {
-            Ok(subject) => diagnose(&subject, Some(line), kb, lang, format, true, out, tally)?,
-            Err(message) => {
-                tally.bad_input = true;
-                report::input_error(&format!("{name}:{line}: {message}"));
-                if format == Format::Json {
-                    serde_json::to_writer(
-                        &mut *out,
-                        &LineError {
-                            line,
-                            error: &message,
-                        },
-                    )?;
-                    writeln!(out)?;
+impl Run<'_> {
+    fn bad_input(&mut self, message: &str) {
+        report::input_error(message);
+        self.tally.bad_input = true;
+    }
+
+    fn inputs(&mut self, inputs: &[String]) -> io::Result<()> {
+        let mut documents = Vec::new();
+        for name in inputs {
+            let shown = if name == "-" { "<stdin>" } else { name };
+            let content = match read::open(name).and_then(|reader| read::content(shown, reader)) {
+                Ok(content) => content,
+                Err(message) => {
+                    self.bad_input(&message);
+                    return Ok(());
+                }
+            };
+            match content {
+                Content::Documents(found) => documents.extend(found),
+                Content::Lines(lines) if inputs.len() == 1 => return self.stream(lines, shown),
+                Content::Lines(_) => {
+                    self.bad_input(&format!(
+                        "{shown}: NDJSON (one document per line) must be the only input; give the other files separately"
+                    ));
+                    return Ok(());
                 }
             }
         }
-        if flush_each {
-            out.flush()?;
+        match adapter::subjects(documents) {
+            Ok(subjects) if subjects.is_empty() => {
+                self.bad_input("the input holds no pod, owner, namespace or facts to diagnose");
+            }
+            Ok(subjects) => {
+                let several = subjects.len() > 1;
+                for subject in &subjects {
+                    self.diagnose(subject, None, several)?;
+                }
+            }
+            Err(message) => self.bad_input(&message),
         }
+        Ok(())
     }
-    Ok(())
-}
 
-#[expect(clippy::too_many_arguments, reason = "the context of one diagnosis")]
-fn diagnose(
-    subject: &Subject,
-    line: Option<usize>,
-    kb: &KnowledgeBase,
-    lang: Lang,
-    format: Format,
-    compact: bool,
-    out: &mut dyn Write,
-    tally: &mut Tally,
-) -> io::Result<()> {
-    let input = kb.bind(&subject.document);
-    let diagnosis = kb.evaluate(&input, lang);
-    tally.matched |= !diagnosis.symptoms.is_empty();
-    let report = Report {
-        subject: subject.label.as_deref(),
-        line,
-        diagnosis: &diagnosis,
-    };
-    output::write(out, format, &report, compact)
+    /// Evaluates NDJSON line by line: one result per line, in order; a bad
+    /// line is reported where its result would be, and the others go on.
+    fn stream(&mut self, lines: read::Lines, name: &str) -> io::Result<()> {
+        let flush_each = io::stdout().is_terminal();
+        for (line, parsed) in lines {
+            let subject = parsed.and_then(|document| {
+                let mut subjects = adapter::subjects(vec![document])?;
+                match subjects.len() {
+                    1 => Ok(subjects.remove(0)),
+                    0 => Err(String::from("nothing to diagnose on this line")),
+                    n => Err(format!(
+                        "{n} subjects on one line; give one bundle per line"
+                    )),
+                }
+            });
+            match subject {
+                Ok(subject) => self.diagnose(&subject, Some(line), true)?,
+                Err(message) => {
+                    self.bad_input(&format!("{name}:{line}: {message}"));
+                    if self.format == Format::Json {
+                        serde_json::to_writer(
+                            &mut *self.out,
+                            &LineError {
+                                line,
+                                error: &message,
+                            },
+                        )?;
+                        writeln!(self.out)?;
+                    }
+                }
+            }
+            if flush_each {
+                self.out.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn diagnose(
+        &mut self,
+        subject: &Subject,
+        line: Option<usize>,
+        compact: bool,
+    ) -> io::Result<()> {
+        let input = self.kb.bind(&subject.document);
+        let mut diagnosis = self.kb.evaluate(&input, self.lang);
+        if let Some(base) = &self.runbooks {
+            for cause in &mut diagnosis.causes {
+                let page = kb_docs_gen::paths::cause(&cause.id).replace(".md", ".html");
+                cause.runbook = Some(format!("{base}/{page}"));
+            }
+        }
+        self.tally.matched |= !diagnosis.symptoms.is_empty();
+        let report = Report {
+            subject: subject.label.as_deref(),
+            line,
+            diagnosis: &diagnosis,
+        };
+        output::write(self.out, self.format, &report, compact, self.lang)
+    }
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod docs;
 pub mod eval;
 pub mod explain;
 pub mod facts;

@@ -40,10 +40,11 @@ pub fn write(
     format: Format,
     report: &Report<'_>,
     compact: bool,
+    lang: kb_engine::Lang,
 ) -> io::Result<()> {
     match format {
         Format::Text => text::write(out, report),
-        Format::Markdown => markdown::write(out, report),
+        Format::Markdown => markdown::write(out, report, lang),
         Format::Json => {
             if compact {
                 serde_json::to_writer(&mut *out, report)?;
