@@ -146,6 +146,13 @@ fn normalize_bundle(mut document: Json) -> Result<Subject, String> {
             }
         }
     }
+    // An owner or a namespace as the subject: no pod exists (none could be created).
+    if let Json::Object(map) = &mut document
+        && !map.contains_key("pod")
+        && (map.contains_key("owner") || map.contains_key("namespace"))
+    {
+        map.insert("pod".into(), Json::Null);
+    }
     let label = if let Some(pod) = document.get("pod").filter(|p| p.is_object()) {
         Some(label("pod", pod))
     } else if let Some(owner) = document.get("owner").filter(|o| o.is_object()) {
@@ -260,6 +267,7 @@ impl Objects {
                     bundle.insert("namespace".into(), ns.clone());
                 }
                 bundle.insert("owner".into(), owner.clone());
+                bundle.insert("pod".into(), Json::Null);
                 let kind = at(owner, "/kind")
                     .as_str()
                     .unwrap_or("owner")
@@ -274,6 +282,7 @@ impl Objects {
                 let mut bundle = Map::new();
                 self.add_events(&mut bundle, |e| involves(e, namespace));
                 bundle.insert("namespace".into(), namespace.clone());
+                bundle.insert("pod".into(), Json::Null);
                 subjects.push(Subject {
                     label: Some(label("namespace", namespace)),
                     document: Json::Object(bundle),
