@@ -257,6 +257,7 @@ impl Flow {
 
 fn mermaid_text(text: &str) -> String {
     text.replace('#', "#35;")
+        .replace('&', "#38;")
         .replace('"', "#quot;")
         .replace('<', "#lt;")
         .replace('>', "#gt;")
