@@ -1,4 +1,4 @@
-#![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 use std::collections::BTreeMap;
 
