@@ -9,7 +9,8 @@ use crate::value::Truth;
 /// The diagnosis of one input.
 #[derive(Debug, Clone, Serialize)]
 pub struct Diagnosis {
-    /// The symptoms whose `when` holds (or may hold), in declaration order.
+    /// The symptoms whose `when` holds, then those whose `when` may hold,
+    /// each in declaration order.
     pub symptoms: Vec<SymptomFinding>,
     /// Every cause reached: confirmed ones first, then possible ones, closest first.
     pub causes: Vec<CauseFinding>,

@@ -294,6 +294,9 @@ impl<'a> Run<'a> {
                 Node::Cause(_) => {}
             }
         }
+        // Matched symptoms first, each group in the order the rules declare them.
+        let order = |id: &str| kb.symptoms.iter().position(|s| s.id == id);
+        symptoms.sort_by_key(|s| (s.status != SymptomStatus::Matched, order(&s.id)));
         let causes = self.causes(&reach, lang);
         let missing = self.missing(&causes, lang);
         Diagnosis {

@@ -1,0 +1,146 @@
+//! The bundled knowledge base against real cases: failures reconstructed from
+//! public GitHub issues and Q&A threads (`real-world/`), often partial (only the
+//! events, parts of `kubectl describe`, a log given as a fact). The first
+//! confirmed cause must be the expected one (or an acceptable one) in at least
+//! 9 cases out of 10, and the expected cause must be among the first three
+//! causes in all but a rare few.
+
+#![expect(clippy::unwrap_used, reason = "tests")]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use kb::knowledge::Loaded;
+use kb_engine::diagnosis::Status;
+use serde_json::Value as Json;
+
+/// The least share of cases whose first confirmed cause is right.
+const FIRST_CONFIRMED_RIGHT: f64 = 0.9;
+/// The most cases whose right cause is not among the first three.
+const MISSED_IN_FIRST_THREE: usize = 2;
+
+fn tests_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// One labelled case of `real-world/cases.json`.
+struct Case {
+    file: String,
+    expected: String,
+    acceptable: Vec<String>,
+}
+
+impl Case {
+    fn accepts(&self, id: &str) -> bool {
+        id == self.expected || self.acceptable.iter().any(|a| a == id)
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(tests_dir().join("real-world/cases.json")).unwrap();
+    let json: Json = serde_json::from_str(&text).unwrap();
+    let text_of = |case: &Json, key: &str| {
+        case.get(key)
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    json.as_array()
+        .unwrap()
+        .iter()
+        .map(|case| Case {
+            file: text_of(case, "file"),
+            expected: text_of(case, "expected"),
+            acceptable: case
+                .get("also_acceptable")
+                .and_then(Json::as_array)
+                .map(|ids| {
+                    ids.iter()
+                        .filter_map(Json::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// What the knowledge base said about one case.
+struct Outcome {
+    first_confirmed: Option<String>,
+    first_three: Vec<String>,
+}
+
+fn diagnose(loaded: &Loaded, file: &str) -> Outcome {
+    let path = tests_dir().join("real-world/cases").join(file);
+    let document: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let subjects = kb::adapter::subjects(vec![document]).unwrap();
+    let mut first_confirmed = None;
+    let mut first_three = Vec::new();
+    for subject in &subjects {
+        let diagnosis = loaded
+            .kb
+            .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En);
+        if first_confirmed.is_none() {
+            first_confirmed = diagnosis
+                .causes
+                .iter()
+                .find(|c| c.status == Status::Confirmed)
+                .map(|c| c.id.clone());
+        }
+        first_three.extend(diagnosis.causes.iter().map(|c| c.id.clone()));
+    }
+    first_three.truncate(3);
+    Outcome {
+        first_confirmed,
+        first_three,
+    }
+}
+
+#[test]
+fn the_first_confirmed_cause_is_the_right_one_in_real_cases() {
+    let loaded = Loaded::from_dir(&tests_dir().join("../kb/rules"))
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+    let cases = cases();
+    assert!(!cases.is_empty(), "no case in real-world/cases.json");
+
+    let mut first_right = 0usize;
+    let mut missed = 0usize;
+    let mut table = String::new();
+    for case in &cases {
+        let outcome = diagnose(&loaded, &case.file);
+        let first_ok = outcome
+            .first_confirmed
+            .as_deref()
+            .is_some_and(|id| case.accepts(id));
+        let in_three = outcome.first_three.iter().any(|id| case.accepts(id));
+        first_right += usize::from(first_ok);
+        missed += usize::from(!in_three);
+        if !first_ok || !in_three {
+            writeln!(
+                table,
+                "{:<48} {:<38} {:<38} {}",
+                case.file,
+                case.expected,
+                outcome.first_confirmed.as_deref().unwrap_or("-"),
+                outcome.first_three.join(", ")
+            )
+            .unwrap();
+        }
+    }
+
+    let share = first_right as f64 / cases.len() as f64;
+    let report = format!(
+        "first confirmed cause right in {first_right}/{} cases ({:.1}%), right cause not in the first three in {missed}\n\
+         {:<48} {:<38} {:<38} first three causes\n{table}",
+        cases.len(),
+        share * 100.0,
+        "case",
+        "expected",
+        "first confirmed",
+    );
+    assert!(share >= FIRST_CONFIRMED_RIGHT, "{report}");
+    assert!(missed <= MISSED_IN_FIRST_THREE, "{report}");
+    println!("{report}");
+}
