@@ -129,3 +129,92 @@ fn the_embedded_knowledge_base_is_the_one_in_the_repository() {
     let outcomes = rule_tests::run(&embedded, None);
     assert!(outcomes.iter().all(rule_tests::Outcome::passed));
 }
+
+#[test]
+fn every_text_is_written_in_english_and_chinese() {
+    let loaded = bundled();
+    let kb = &loaded.kb;
+    let mut missing = Vec::new();
+    let mut need = |what: String, text: Option<&kb_engine::kb::LocalText>| {
+        if let Some(text) = text
+            && text.zh.as_deref().is_none_or(str::is_empty)
+        {
+            missing.push(what);
+        }
+    };
+    for fact in &kb.facts {
+        need(format!("fact {}", fact.name), Some(&fact.title));
+        need(format!("fact {} explain", fact.name), fact.explain.as_ref());
+    }
+    for symptom in &kb.symptoms {
+        need(format!("symptom {}", symptom.id), Some(&symptom.title));
+        need(
+            format!("symptom {} explain", symptom.id),
+            symptom.explain.as_ref(),
+        );
+    }
+    for check in &kb.checks {
+        need(format!("check {}", check.id), Some(&check.title));
+        need(
+            format!("check {} explain", check.id),
+            check.explain.as_ref(),
+        );
+    }
+    for cause in &kb.causes {
+        need(format!("cause {}", cause.id), Some(&cause.title));
+        need(
+            format!("cause {} explain", cause.id),
+            cause.explain.as_ref(),
+        );
+        for fix in &cause.fixes {
+            need(format!("cause {} fix", cause.id), Some(&fix.title));
+            for step in &fix.steps {
+                need(
+                    format!("cause {} step `{}`", cause.id, step.text.en),
+                    Some(&step.text),
+                );
+                need(format!("cause {} risk", cause.id), step.risk.as_ref());
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} texts have no Chinese:\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn every_dangerous_step_carries_a_risk_warning() {
+    let loaded = bundled();
+    let dangerous = [
+        "--force",
+        "--grace-period=0",
+        "chattr -i",
+        "kubectl delete node",
+        "systemctl restart kube-",
+        "rm -rf",
+        "/finalize",
+    ];
+    let removes_finalizers = |run: &str| {
+        (run.contains("kubectl patch") || run.contains("kubectl edit"))
+            && run.contains("finalizers")
+    };
+    let mut unflagged = Vec::new();
+    for cause in &loaded.kb.causes {
+        for step in cause.fixes.iter().flat_map(|f| &f.steps) {
+            let Some(run) = &step.run else { continue };
+            let harmful =
+                dangerous.iter().any(|d| run.source.contains(d)) || removes_finalizers(&run.source);
+            if harmful && step.risk.is_none() {
+                unflagged.push(format!("{}: {}", cause.id, run.source));
+            }
+        }
+    }
+    assert!(
+        unflagged.is_empty(),
+        "dangerous steps without `risk`:\n{}",
+        unflagged.join("\n")
+    );
+}
