@@ -1,0 +1,89 @@
+//! Benchmarks of the whole pipeline on the bundled knowledge base:
+//! `cargo bench -p kb`. Read `eval` against `parse_json`, the floor of
+//! merely parsing the same documents.
+
+#![expect(clippy::unwrap_used, reason = "benchmarks")]
+
+use std::path::Path;
+
+use divan::Bencher;
+use kb::knowledge::Loaded;
+use serde_json::Value;
+
+fn main() {
+    divan::main();
+}
+
+/// Every fixture bundle of the bundled knowledge base, as text.
+fn fixtures() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/fixtures");
+    let mut texts = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_some_and(|e| e == "json") {
+            texts.push(std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+    texts
+}
+
+/// Parse and compile the bundled knowledge base, as every `kb` run does.
+#[divan::bench]
+fn load_bundled() -> Loaded {
+    Loaded::bundled()
+        .map_err(|_| "the bundled knowledge base compiles")
+        .unwrap()
+}
+
+/// The floor: parse every fixture into `serde_json::Value`, nothing else.
+#[divan::bench]
+fn parse_json(bencher: Bencher<'_, '_>) {
+    let texts = fixtures();
+    bencher
+        .counter(divan::counter::ItemsCount::new(texts.len()))
+        .bench(|| {
+            texts
+                .iter()
+                .map(|t| serde_json::from_str::<Value>(t).unwrap())
+                .collect::<Vec<_>>()
+        });
+}
+
+/// Parse, bind and diagnose every fixture.
+#[divan::bench]
+fn eval(bencher: Bencher<'_, '_>) {
+    let loaded = load_bundled();
+    let texts = fixtures();
+    bencher
+        .counter(divan::counter::ItemsCount::new(texts.len()))
+        .bench(|| {
+            texts
+                .iter()
+                .map(|t| {
+                    let document: Value = serde_json::from_str(t).unwrap();
+                    let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
+                    loaded
+                        .kb
+                        .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En)
+                        .causes
+                        .len()
+                })
+                .sum::<usize>()
+        });
+}
+
+/// The whole runbook site, both languages, in memory: Markdown, then HTML.
+#[divan::bench(args = [false, true])]
+fn docs(bencher: Bencher<'_, '_>, html: bool) {
+    let loaded = load_bundled();
+    let args = kb::command::docs::Args {
+        out: "unused".into(),
+        html,
+        templates: None,
+    };
+    bencher.bench(|| {
+        kb::command::docs::generate(&args, &loaded, None)
+            .unwrap()
+            .len()
+    });
+}
