@@ -548,57 +548,16 @@ fn check_link(
     }
 }
 
-/// The conditions on the way from each symptom to a cause (the first way found).
+/// The conditions on the way from each symptom to a cause.
 fn signals(kb: &KnowledgeBase, cause: usize, lang: Lang) -> Vec<Signal> {
-    let mut found = Vec::new();
-    for symptom in &kb.symptoms {
-        let mut prefix = vec![symptom.when_text.clone()];
-        for (i, first) in symptom.checks.iter().enumerate() {
-            if i > 0 {
-                prefix.push(String::from("otherwise"));
-            }
-            let mut path = prefix.clone();
-            if let Some(conditions) = path_to(kb, *first, cause, &mut path, &mut Vec::new()) {
-                found.push(Signal {
-                    symptom: symptom_link(symptom, lang),
-                    conditions,
-                });
-                break;
-            }
-        }
-    }
-    found
-}
-
-fn path_to(
-    kb: &KnowledgeBase,
-    check: CheckId,
-    cause: usize,
-    path: &mut Vec<String>,
-    seen: &mut Vec<CheckId>,
-) -> Option<Vec<String>> {
-    if seen.contains(&check) {
-        return None;
-    }
-    seen.push(check);
-    let info = kb.checks.get(check.0)?;
-    for branch in &info.branches {
-        path.push(
-            branch
-                .condition_text
-                .clone()
-                .unwrap_or_else(|| String::from("else")),
-        );
-        match branch.target {
-            Target::Cause(c) if c.0 == cause => return Some(path.clone()),
-            Target::Check(next) => {
-                if let Some(found) = path_to(kb, next, cause, path, seen) {
-                    return Some(found);
-                }
-            }
-            Target::Cause(_) => {}
-        }
-        path.pop();
-    }
-    None
+    kb.ways_to(kb_engine::kb::CauseId(cause))
+        .into_iter()
+        .filter_map(|way| {
+            let symptom = kb.symptoms.get(way.symptom.0)?;
+            Some(Signal {
+                symptom: symptom_link(symptom, lang),
+                conditions: way.conditions,
+            })
+        })
+        .collect()
 }

@@ -295,6 +295,15 @@ pub struct StepInfo {
     pub risk: Option<LocalText>,
 }
 
+/// A way from a symptom to a cause.
+#[derive(Debug, Clone)]
+pub struct Way {
+    /// The symptom.
+    pub symptom: SymptomId,
+    /// Its `when`, then each condition on the way, as written.
+    pub conditions: Vec<String>,
+}
+
 /// A command template over facts.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -329,6 +338,63 @@ impl KnowledgeBase {
             .map(|fact| (fact.name.as_str(), format!("<{}>", fact.name)))
             .collect();
         self.templates.render(&template.key, &values)
+    }
+
+    /// For each symptom that leads to a cause, the first way there: its
+    /// `when`, then every condition on the way (`otherwise` where the way
+    /// passes a check none of whose branches holds), as written.
+    pub fn ways_to(&self, cause: CauseId) -> Vec<Way> {
+        let mut ways = Vec::new();
+        for (index, symptom) in self.symptoms.iter().enumerate() {
+            let mut prefix = vec![symptom.when_text.clone()];
+            for (i, first) in symptom.checks.iter().enumerate() {
+                if i > 0 {
+                    prefix.push(String::from("otherwise"));
+                }
+                let mut conditions = prefix.clone();
+                if self.way_through(*first, cause, &mut conditions, &mut Vec::new()) {
+                    ways.push(Way {
+                        symptom: SymptomId(index),
+                        conditions,
+                    });
+                    break;
+                }
+            }
+        }
+        ways
+    }
+
+    fn way_through(
+        &self,
+        check: CheckId,
+        cause: CauseId,
+        conditions: &mut Vec<String>,
+        seen: &mut Vec<CheckId>,
+    ) -> bool {
+        if seen.contains(&check) {
+            return false;
+        }
+        seen.push(check);
+        let Some(info) = self.checks.get(check.0) else {
+            return false;
+        };
+        for branch in &info.branches {
+            conditions.push(
+                branch
+                    .condition_text
+                    .clone()
+                    .unwrap_or_else(|| String::from("else")),
+            );
+            let found = match branch.target {
+                Target::Cause(c) => c == cause,
+                Target::Check(next) => self.way_through(next, cause, conditions, seen),
+            };
+            if found {
+                return true;
+            }
+            conditions.pop();
+        }
+        false
     }
 
     /// The symptoms whose checks lead, directly or not, to this cause.

@@ -15,7 +15,7 @@ fn bundled() -> Loaded {
         .unwrap()
 }
 
-/// The catalog's ids for the symptoms the knowledge base covers: a public contract.
+/// Every symptom and cause of the catalog, by symptom: a public contract.
 const CATALOG: &[(&str, &[&str])] = &[
     (
         "pod-pending",
@@ -30,6 +30,37 @@ const CATALOG: &[(&str, &[&str])] = &[
             "pending.volume-zone-conflict",
             "pending.unbound-pvc",
             "pending.host-port-conflict",
+        ],
+    ),
+    (
+        "pod-container-creating",
+        &[
+            "creating.sandbox-image-unavailable",
+            "creating.memory-limit-too-small",
+            "creating.volume-mount-failed",
+            "creating.volume-still-attached",
+            "creating.runtime-disk-full",
+            "creating.memory-fragmentation",
+            "creating.cni-failure",
+            "creating.controller-manager-down",
+            "creating.runtime-broken-install",
+            "creating.duplicate-container-name",
+            "creating.image-pull-failed",
+        ],
+    ),
+    (
+        "pod-image-pull",
+        &[
+            "image.not-found",
+            "image.invalid-name",
+            "image.registry-auth",
+            "image.registry-unreachable",
+            "image.pull-timeout",
+            "image.pull-throttled",
+            "image.insecure-registry",
+            "image.untrusted-certificate",
+            "image.corrupted",
+            "image.never-pull",
         ],
     ),
     (
@@ -49,6 +80,72 @@ const CATALOG: &[(&str, &[&str])] = &[
             "crash.ipv6-unsupported",
             "crash.segfault",
         ],
+    ),
+    ("pod-init-failure", &["init.container-failed"]),
+    (
+        "pod-hook-failure",
+        &["hook.post-start-failed", "hook.pre-stop-failed"],
+    ),
+    (
+        "pod-not-ready",
+        &[
+            "ready.probe-misconfigured",
+            "ready.app-not-listening",
+            "ready.node-overloaded",
+            "ready.cpu-throttled",
+            "ready.syn-backlog-overflow",
+        ],
+    ),
+    (
+        "pod-error",
+        &[
+            "error.missing-dependency",
+            "error.run-as-non-root",
+            "error.rbac-forbidden",
+            "error.invalid-volume-mount",
+            "error.no-command",
+            "error.bad-command",
+        ],
+    ),
+    (
+        "pod-evicted",
+        &[
+            "evicted.memory-pressure",
+            "evicted.disk-pressure",
+            "evicted.ephemeral-storage-limit",
+        ],
+    ),
+    ("pod-unknown", &["unknown.node-lost"]),
+    (
+        "pod-terminating",
+        &[
+            "terminating.finalizers",
+            "terminating.node-not-ready",
+            "terminating.immutable-file",
+            "terminating.runtime-disk-full",
+            "terminating.mount-busy",
+            "terminating.runtime-hang",
+            "terminating.runtime-desync",
+            "terminating.kubelet-watch-bug",
+            "terminating.daemonset-controller-bug",
+            "terminating.signal-ignored",
+        ],
+    ),
+    (
+        "pods-not-created",
+        &[
+            "admission.quota-exceeded",
+            "admission.limit-range-exceeded",
+            "admission.security-policy-violation",
+        ],
+    ),
+    ("pod-status-stale", &["stale.kubelet-qps-limit"]),
+    ("pod-misbehaving", &["misbehaving.invalid-spec"]),
+    ("static-pod-not-updated", &["static-pod.not-recreated"]),
+    ("daemonset-no-pods", &["daemonset.no-eligible-nodes"]),
+    (
+        "namespace-terminating",
+        &["namespace.resources-remaining", "namespace.finalizers"],
     ),
 ];
 

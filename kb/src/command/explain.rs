@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use kb_docs_gen::view::Words;
 use kb_dsl::Code;
 use kb_engine::Lang;
 use kb_engine::kb::{CheckId, Id, KnowledgeBase, LocalText, Target};
@@ -177,17 +178,37 @@ fn cause(
         .map(|s| format!("{} ({})", s.id, s.title.get(lang)))
         .collect();
     if !symptoms.is_empty() {
-        writeln!(out, "  seen under: {}", symptoms.join(", "))?;
+        writeln!(
+            out,
+            "  {}: {}",
+            Words::of(lang).leads_here,
+            symptoms.join(", ")
+        )?;
+    }
+    for way in kb.ways_to(kb_engine::kb::CauseId(index)) {
+        let Some(symptom) = kb.symptoms.get(way.symptom.0) else {
+            continue;
+        };
+        writeln!(out, "  {} ({}):", Words::of(lang).confirm, symptom.id)?;
+        for (i, condition) in way.conditions.iter().enumerate() {
+            writeln!(out, "    {}. {condition}", i + 1)?;
+        }
     }
     for (i, fix) in c.fixes.iter().enumerate() {
-        writeln!(out, "  fix {}: {}", i + 1, fix.title.get(lang))?;
+        writeln!(
+            out,
+            "  {} {}: {}",
+            Words::of(lang).fix,
+            i + 1,
+            fix.title.get(lang)
+        )?;
         for (j, step) in fix.steps.iter().enumerate() {
             writeln!(out, "    {}. {}", j + 1, step.text.get(lang))?;
             if let Some(run) = &step.run {
                 writeln!(out, "       $ {}", run.source)?;
             }
             if let Some(risk) = &step.risk {
-                writeln!(out, "       risk: {}", risk.get(lang))?;
+                writeln!(out, "       {}: {}", Words::of(lang).risk, risk.get(lang))?;
             }
         }
     }
