@@ -1728,16 +1728,16 @@ fn explain_a_cause_a_symptom_a_fact_and_a_code() {
         "cause pending.insufficient-resources: No node has enough free CPU, memory, GPU or ephemeral storage"
     ));
     assert!(
-        out.stdout.contains("fix 1: Free or add capacity"),
+        out.stdout.contains("Fix 1: Free or add capacity"),
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("fix 2: Ask for less"), "{}", out.stdout);
+    assert!(out.stdout.contains("Fix 2: Ask for less"), "{}", out.stdout);
     assert!(
         out.stdout
             .contains("$ kubectl top pod -n {{ pod_namespace }}")
     );
-    assert!(out.stdout.contains("seen under: pod-pending"));
+    assert!(out.stdout.contains("Where it comes from: pod-pending"));
 
     let zh = run(["--lang", "zh", "explain", "pending.insufficient-resources"]);
     assert_eq!(zh.code, 0);
