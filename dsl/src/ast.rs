@@ -55,6 +55,14 @@ impl RuleSet {
         })
     }
 
+    /// The extensions of symptoms and causes declared elsewhere.
+    pub fn extensions(&self) -> impl Iterator<Item = &Extension> {
+        self.items.iter().filter_map(|item| match item {
+            Item::Extend(extension) => Some(extension),
+            _ => None,
+        })
+    }
+
     /// The tests declared.
     pub fn tests(&self) -> impl Iterator<Item = &Test> {
         self.items.iter().filter_map(|item| match item {
@@ -79,6 +87,8 @@ pub enum Item {
     Cause(Cause),
     /// `test "…" { … }`
     Test(Test),
+    /// `extend symptom pod-pending { … }`
+    Extend(Extension),
 }
 
 /// A name or id as written.
@@ -208,6 +218,35 @@ pub enum Target {
     CheckRef(Ident),
     /// To a check written in place.
     Check(Box<Check>),
+}
+
+/// `extend symptom ID [TEXT] { … }` or `extend cause ID [TEXT] { … }`: adds
+/// to a declaration of another file without copying it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extension {
+    /// What it extends.
+    pub kind: ExtensionKind,
+    /// The id of the symptom or cause it extends.
+    pub id: Ident,
+    /// A title replacing the original one.
+    pub title: Option<Text>,
+    /// An explanation replacing the original one.
+    pub explain: Option<Text>,
+    /// Checks appended to a symptom's checks.
+    pub checks: Vec<Check>,
+    /// Fixes appended to a cause's fixes.
+    pub fixes: Vec<Fix>,
+    /// The whole declaration.
+    pub loc: Loc,
+}
+
+/// What an extension extends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtensionKind {
+    /// A symptom.
+    Symptom,
+    /// A cause.
+    Cause,
 }
 
 /// An explanation of a symptom, with its fixes.

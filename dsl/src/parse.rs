@@ -115,12 +115,14 @@ fn parse_in_chunks(src: &Arc<Source>) -> ParseErrors {
 }
 
 fn starts_declaration(line: &str) -> bool {
-    ["input", "fact", "symptom", "check", "cause", "test"]
-        .iter()
-        .any(|keyword| {
-            line.strip_prefix(keyword)
-                .is_some_and(|rest| rest.starts_with([' ', '\t']))
-        })
+    [
+        "input", "fact", "symptom", "check", "cause", "test", "extend",
+    ]
+    .iter()
+    .any(|keyword| {
+        line.strip_prefix(keyword)
+            .is_some_and(|rest| rest.starts_with([' ', '\t']))
+    })
 }
 
 /// Finds nesting too deep to parse with bounded stack: brackets, braces,
@@ -280,8 +282,41 @@ impl Builder<'_> {
             Rule::check_decl => Item::Check(self.check(pair)?),
             Rule::cause_decl => Item::Cause(self.cause(pair)?),
             Rule::test_decl => Item::Test(self.test(pair)?),
+            Rule::extend_decl => Item::Extend(self.extension(pair)?),
             _ => return Err(self.internal(&pair, "a declaration")),
         })
+    }
+
+    fn extension(&self, pair: Pair<'_, Rule>) -> Result<Extension> {
+        let loc = self.loc(&pair);
+        let body = self.only_child(pair)?;
+        let kind = match body.as_rule() {
+            Rule::extend_symptom => ExtensionKind::Symptom,
+            _ => ExtensionKind::Cause,
+        };
+        let mut inner = body.clone().into_inner();
+        let id = self.ident(self.child(&body, &mut inner)?);
+        let mut extension = Extension {
+            kind,
+            id,
+            title: None,
+            explain: None,
+            checks: Vec::new(),
+            fixes: Vec::new(),
+            loc,
+        };
+        for clause in inner {
+            match clause.as_rule() {
+                Rule::text => extension.title = Some(self.text(clause)?),
+                Rule::explain_clause => {
+                    extension.explain = Some(self.text(self.only_child(clause)?)?)
+                }
+                Rule::check_block => extension.checks.push(self.check(clause)?),
+                Rule::fix_block => extension.fixes.push(self.fix(clause)?),
+                _ => return Err(self.internal(&clause, "an extension")),
+            }
+        }
+        Ok(extension)
     }
 
     fn input(&self, pair: Pair<'_, Rule>) -> Result<InputDecl> {
@@ -766,6 +801,7 @@ fn is_item(rule: Rule) -> bool {
             | Rule::check_decl
             | Rule::cause_decl
             | Rule::test_decl
+            | Rule::extend_decl
     )
 }
 
@@ -817,6 +853,9 @@ fn describe(rule: Rule) -> &'static str {
         Rule::check_decl | Rule::check_block | Rule::check_ref => "`check`",
         Rule::cause_decl => "`cause`",
         Rule::test_decl => "`test`",
+        Rule::extend_decl => "`extend`",
+        Rule::extend_symptom => "`symptom`",
+        Rule::extend_cause => "`cause`",
         Rule::name => "a name",
         Rule::field => "a field name",
         Rule::id => "an id",

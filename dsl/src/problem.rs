@@ -70,6 +70,8 @@ codes! {
     UnknownFunction = "E0105": "an expression calls a function the language does not have",
     UnknownTemplateFact = "E0106": "a command template uses a name that is not a fact",
     UnknownTestId = "E0107": "a test expects an id that is neither a symptom nor a cause",
+    UnknownExtended = "E0108": "an `extend` names a symptom or cause that is not declared",
+    ConflictingExtensions = "E0109": "two `extend`s replace the same title or explanation",
     Cycle = "E0201": "checks or facts refer to each other in a loop",
     UnreachableCheck = "E0202": "a check is never reached from any symptom",
     UnreachableCause = "E0203": "a cause is never reached from any symptom",

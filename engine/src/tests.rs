@@ -620,3 +620,78 @@ cause c.x "X" { fix "f" { step "s" } }
     );
     assert!(not_a_number.symptoms.is_empty());
 }
+
+#[test]
+fn extensions_add_checks_and_fixes_and_replace_texts() {
+    let kb = kb(&format!(
+        "{PENDING}{}",
+        r#"
+extend symptom pending {
+  check "Is our own admission webhook holding it?" {
+    if message contains "webhook" => c.webhook
+  }
+}
+extend cause c.full "The cluster is full (ask #capacity)" {
+  explain "Our clusters autoscale; a full cluster means the autoscaler is stuck."
+  fix "Page the capacity team" { step "Open a ticket" run "ticket new --queue capacity --pod {{ pod_name }}" }
+}
+cause c.webhook "A webhook holds the pod" { fix "f" { step "s" } }
+"#
+    ));
+    let full = eval(
+        &kb,
+        &json!({"pod": pod("Pending"), "events": [{"reason": "FailedScheduling", "message": "0/3 nodes: Insufficient cpu"}]}),
+    );
+    let cause = full.causes.iter().find(|c| c.id == "c.full").unwrap();
+    assert_eq!(cause.title, "The cluster is full (ask #capacity)");
+    assert_eq!(
+        cause.explanation.as_deref(),
+        Some("Our clusters autoscale; a full cluster means the autoscaler is stuck.")
+    );
+    assert_eq!(cause.fixes.len(), 2, "the original fix, then the added one");
+    assert_eq!(
+        cause.fixes[1].steps[0].command.as_deref(),
+        Some("ticket new --queue capacity --pod web-1")
+    );
+    let webhook = eval(
+        &kb,
+        &json!({"pod": pod("Pending"), "events": [{"reason": "FailedScheduling", "message": "denied by webhook"}]}),
+    );
+    assert_eq!(
+        status(&webhook, "c.webhook"),
+        Some(Status::Confirmed),
+        "the added check follows the symptom's own"
+    );
+}
+
+#[test]
+fn extensions_of_unknown_ids_and_conflicting_extensions_are_errors() {
+    let found = problems(&format!(
+        "{PENDING}{}",
+        r#"
+extend cause c.ful "Typo" { }
+extend symptom nope { }
+extend cause c.taint { explain "One." }
+extend cause c.taint { explain "Two." }
+"#
+    ));
+    let codes = codes(&found);
+    assert_eq!(
+        codes,
+        [
+            Code::UnknownExtended,
+            Code::UnknownExtended,
+            Code::ConflictingExtensions
+        ]
+    );
+    let typo = found
+        .iter()
+        .find(|p| p.message.contains("`c.ful`"))
+        .unwrap();
+    assert_eq!(typo.help.as_deref(), Some("did you mean `c.full`?"));
+    let conflict = found
+        .iter()
+        .find(|p| p.code == Code::ConflictingExtensions)
+        .unwrap();
+    assert_eq!(conflict.related.len(), 1, "both places are shown");
+}

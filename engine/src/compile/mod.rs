@@ -2,6 +2,7 @@
 //! decision graph built and validated. Every problem is reported at once.
 
 mod expr;
+mod extend;
 
 use std::collections::HashMap;
 
@@ -18,7 +19,13 @@ use expr::ExprCompiler;
 /// Compiles rules into a knowledge base, or reports every problem found.
 /// Warnings of a successful compilation are kept in [`KnowledgeBase::warnings`].
 pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
-    let mut compiler = Compiler::default();
+    let mut problems = Vec::new();
+    let extended = extend::apply(rules, &mut problems);
+    let rules = extended.as_ref().unwrap_or(rules);
+    let mut compiler = Compiler {
+        problems,
+        ..Compiler::default()
+    };
     compiler.declare(rules);
     compiler.compile_facts(rules);
     compiler.compile_symptoms(rules);
