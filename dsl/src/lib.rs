@@ -13,10 +13,12 @@
 //! located, coded [`Problem`] that renders with miette.
 
 pub mod ast;
+pub mod format;
 mod parse;
 pub mod problem;
 pub mod source;
 
+pub use format::format;
 pub use parse::{Broken, MAX_NESTING, ParseErrors, parse};
 pub use problem::{Code, Problem, Severity};
 pub use source::{Loc, Source};

@@ -1,0 +1,159 @@
+//! `kb fmt`: format rule files the one canonical way.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::exit::Exit;
+use crate::report;
+
+/// Arguments of `kb fmt`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Rule files or folders (every `.kb` file below); the current folder when none.
+    pub paths: Vec<PathBuf>,
+    /// Change nothing; list the files that are not formatted and exit 1 if any.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// Runs `kb fmt`: rewrites (or, with `--check`, lists) every rule file whose
+/// formatting differs from the canonical one.
+///
+/// Exits 3 when a file does not parse (the others are still formatted), else
+/// 2 when a path is missing or unreadable, else 1 when `--check` found files
+/// to format, else 0.
+pub fn run(args: &Args) -> Exit {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let mut exit = Exit::Ok;
+    let mut files = Vec::new();
+    for path in &paths {
+        match rule_files(path) {
+            Ok(found) => {
+                for file in found {
+                    if !files.contains(&file) {
+                        files.push(file);
+                    }
+                }
+            }
+            Err(message) => {
+                report::input_error(&message);
+                exit = exit.max(Exit::BadInput);
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    for file in &files {
+        match format_file(file, args.check) {
+            Ok(Outcome::Unchanged) => {}
+            Ok(Outcome::Changed) => {
+                let _ = writeln!(stdout, "{}", file.display());
+                if args.check {
+                    exit = exit.max(Exit::NoMatch);
+                }
+            }
+            Err(Failure::Syntax(problems)) => {
+                let _ = stdout.flush();
+                let mut stderr = std::io::stderr().lock();
+                let _ = stderr.write_all(report::problems(&problems).as_bytes());
+                let _ = writeln!(
+                    stderr,
+                    "error: `{}` does not parse; it was left as it is",
+                    file.display()
+                );
+                exit = exit.max(Exit::BadRules);
+            }
+            Err(Failure::Io(message)) => {
+                let _ = stdout.flush();
+                report::input_error(&message);
+                exit = exit.max(Exit::BadInput);
+            }
+        }
+    }
+    exit
+}
+
+/// The rule files a path names: itself, or every `.kb` file below it, sorted.
+fn rule_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let metadata =
+        fs::metadata(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    if !metadata.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+        let entry = entry.map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let is_rule_file =
+            entry.file_type().is_file() && entry.path().extension().is_some_and(|ext| ext == "kb");
+        if is_rule_file {
+            files.push(entry.into_path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// What formatting did to a file.
+enum Outcome {
+    /// It was formatted already.
+    Unchanged,
+    /// It was rewritten, or would be.
+    Changed,
+}
+
+/// Why a file could not be formatted.
+enum Failure {
+    /// It does not parse.
+    Syntax(Vec<kb_dsl::Problem>),
+    /// It could not be read or written.
+    Io(String),
+}
+
+fn format_file(path: &Path, check: bool) -> Result<Outcome, Failure> {
+    let name = path.display().to_string();
+    let text =
+        fs::read_to_string(path).map_err(|e| Failure::Io(format!("cannot read `{name}`: {e}")))?;
+    let formatted = kb_dsl::format(&text, &name).map_err(|e| Failure::Syntax(e.problems))?;
+    if formatted == text {
+        return Ok(Outcome::Unchanged);
+    }
+    if !check {
+        write_atomically(path, &formatted)
+            .map_err(|e| Failure::Io(format!("cannot write `{name}`: {e}")))?;
+    }
+    Ok(Outcome::Changed)
+}
+
+/// Writes a file through a temporary file in the same folder, renamed over
+/// it, so the file is never half written. Its permissions are kept.
+fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path.file_name().map_or_else(
+        || String::from("rules.kb"),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let temp = dir.join(format!(".{file_name}.{}.kb-fmt", std::process::id()));
+    let written = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()?;
+        if let Ok(metadata) = fs::metadata(path) {
+            fs::set_permissions(&temp, metadata.permissions())?;
+        }
+        fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
+}
