@@ -14,7 +14,8 @@
 //! live in `docs-gen/templates/` and each can be overridden by a file of the
 //! same name.
 
-mod flow;
+/// A symptom's decision tree, drawn as a Mermaid flowchart or an SVG.
+pub mod flow;
 mod html;
 pub mod paths;
 mod templates;

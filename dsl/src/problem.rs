@@ -85,6 +85,7 @@ codes! {
     BadRegex = "E0303": "a regular expression is invalid or too large",
     BadTemplate = "E0304": "a command template is not a valid template",
     RelativeOutsideElement = "E0305": "`.field` is used outside a filter or predicate",
+    ManifestInvalid = "E0401": "the manifest `kb.toml` is not valid: bad TOML, an unknown key or a wrong value",
     UnusedFact = "W0001": "a fact is declared but no rule uses it",
 }
 

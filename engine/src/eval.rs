@@ -82,6 +82,19 @@ impl KnowledgeBase {
         (diagnosis, trace)
     }
 
+    /// Why a cause was, or was not, reached on this input: for every way from
+    /// a symptom to it (see [`WhyNot`]), the symptom's `when`, then each
+    /// condition on the way, evaluated as [`KnowledgeBase::evaluate`] does,
+    /// up to and including the first that is false or unknown. A way whose
+    /// every condition holds confirms the cause. No ways: no symptom leads there.
+    pub fn why_not(&self, input: &Input<'_>, cause: CauseId, lang: Lang) -> Vec<WhyNot> {
+        let mut run = Run::new(self, input);
+        self.steps_to(cause)
+            .into_iter()
+            .filter_map(|(symptom, steps)| run.way(symptom, &steps, lang))
+            .collect()
+    }
+
     /// Every fact of the knowledge base, as this input gives or derives it.
     pub fn facts_of(&self, input: &Input<'_>) -> Vec<FactSeen> {
         let mut run = Run::new(self, input);
@@ -218,6 +231,61 @@ impl<'a> Run<'a> {
             result,
             facts: reading.into_iter().map(|id| self.seen(id)).collect(),
         }
+    }
+
+    /// Evaluates one way, stopping at the first condition that does not hold.
+    fn way(&mut self, symptom: SymptomId, steps: &[Step], lang: Lang) -> Option<WhyNot> {
+        let kb = self.kb;
+        let info = kb.symptoms.get(symptom.0)?;
+        let when = self.condition(&info.when, None, &info.when_text);
+        let mut stopped_at = (when.result != Truth::True).then_some(0);
+        let mut evidence = vec![when];
+        for step in steps {
+            if stopped_at.is_some() {
+                break;
+            }
+            let (check, branch) = match *step {
+                Step::Branch(check, index) => (check, Some(index)),
+                Step::Otherwise(check) => (check, None),
+            };
+            let check = kb.checks.get(check.0)?;
+            let title = check.title.get(lang);
+            let condition = branch
+                .and_then(|index| check.branches.get(index))
+                .and_then(|b| b.condition.as_ref().zip(b.condition_text.as_ref()));
+            let item = match condition {
+                Some((condition, text)) => self.condition(condition, Some(title), text),
+                // `else`, or past the check to the next one.
+                None => self.none_holds(check, title),
+            };
+            if item.result != Truth::True {
+                stopped_at = Some(evidence.len());
+            }
+            evidence.push(item);
+        }
+        Some(WhyNot {
+            symptom: info.id.clone(),
+            evidence,
+            stopped_at,
+        })
+    }
+
+    /// That none of a check's `if` branches holds, as [`Run::follow`] sees it.
+    fn none_holds(&mut self, check: &'a CheckInfo, title: &str) -> Evidence {
+        let mut any_if = Truth::False;
+        let mut facts_read: Vec<FactSeen> = Vec::new();
+        for branch in &check.branches {
+            if let (Some(condition), Some(text)) = (&branch.condition, &branch.condition_text) {
+                let evidence = self.condition(condition, Some(title), text);
+                any_if = any_if.or(evidence.result);
+                for fact in evidence.facts {
+                    if !facts_read.iter().any(|f| f.name == fact.name) {
+                        facts_read.push(fact);
+                    }
+                }
+            }
+        }
+        otherwise(title, !any_if, &facts_read)
     }
 
     fn seen(&mut self, id: FactId) -> FactSeen {

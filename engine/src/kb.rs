@@ -6,7 +6,9 @@ use kb_dsl::{Loc, Problem, ast};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
 
+use crate::diagnosis::Evidence;
 use crate::expr::CExpr;
+use crate::needs::Needs;
 use crate::template::Templates;
 use crate::types::Ty;
 
@@ -132,6 +134,8 @@ pub struct KnowledgeBase {
     pub(crate) names: HashMap<String, Name>,
     pub(crate) ids: HashMap<String, Id>,
     pub(crate) templates: Templates,
+    /// What the facts read of each input, by `InputId`.
+    pub(crate) input_needs: Vec<Needs>,
     /// The documents an input may hold.
     pub inputs: Vec<InputInfo>,
     /// The facts, in declaration order.
@@ -304,6 +308,33 @@ pub struct Way {
     pub conditions: Vec<String>,
 }
 
+/// One way from a symptom to a cause, evaluated on an input: why the cause
+/// was, or was not, reached that way ([`KnowledgeBase::why_not`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct WhyNot {
+    /// The id of the symptom the way starts from.
+    pub symptom: String,
+    /// The symptom's `when`, then each condition on the way (`otherwise` where
+    /// the way passes a check none of whose branches holds), evaluated, up to
+    /// and including the first that does not hold.
+    pub evidence: Vec<Evidence>,
+    /// The index in `evidence` of the condition that is false or unknown;
+    /// `None` when every condition on the way holds.
+    pub stopped_at: Option<usize>,
+}
+
+/// A step of a way through the decision graph, after the symptom's `when`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// A branch of a check, by its index in [`CheckInfo::branches`].
+    Branch(CheckId, usize),
+    /// From a check none of whose branches holds to the next check.
+    Otherwise(CheckId),
+}
+
+/// The most ways to one cause [`KnowledgeBase::why_not`] walks.
+pub(crate) const MAX_WAYS: usize = 64;
+
 /// A command template over facts.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -315,6 +346,13 @@ pub struct Template {
 }
 
 impl KnowledgeBase {
+    /// What the facts read of an input (`pod`, `events`, …), so a document
+    /// can be parsed keeping only that ([`Needs::parse`]).
+    pub fn needs_of(&self, input: &str) -> Option<&Needs> {
+        let index = self.inputs.iter().position(|i| i.name == input)?;
+        self.input_needs.get(index)
+    }
+
     /// The fact with this name.
     pub fn fact(&self, name: &str) -> Option<&FactInfo> {
         match self.names.get(name)? {
@@ -395,6 +433,81 @@ impl KnowledgeBase {
             conditions.pop();
         }
         false
+    }
+
+    /// Every way from a symptom to a cause along the edges of the graph
+    /// (symptoms in declaration order, branches in the order written, then
+    /// `otherwise`), at most [`MAX_WAYS`].
+    pub(crate) fn steps_to(&self, cause: CauseId) -> Vec<(SymptomId, Vec<Step>)> {
+        let mut ways = Vec::new();
+        let Some(target) = self.causes.get(cause.0).map(|c| c.node) else {
+            return ways;
+        };
+        // The nodes from which the cause can be reached: only those are walked.
+        let mut leads = vec![false; self.graph.node_count()];
+        let reversed = petgraph::visit::Reversed(&self.graph);
+        let mut dfs = petgraph::visit::Dfs::new(reversed, target);
+        while let Some(node) = dfs.next(reversed) {
+            if let Some(slot) = leads.get_mut(node.index()) {
+                *slot = true;
+            }
+        }
+        let leads_here = |node: NodeIndex| leads.get(node.index()).copied().unwrap_or(false);
+        for (index, symptom) in self.symptoms.iter().enumerate() {
+            let Some(first) = symptom.checks.first() else {
+                continue;
+            };
+            if !self.checks.get(first.0).is_some_and(|c| leads_here(c.node)) {
+                continue;
+            }
+            let mut out = Vec::new();
+            self.steps_through(*first, cause, &leads_here, &mut Vec::new(), &mut out);
+            for steps in out {
+                if ways.len() == MAX_WAYS {
+                    return ways;
+                }
+                ways.push((SymptomId(index), steps));
+            }
+        }
+        ways
+    }
+
+    fn steps_through(
+        &self,
+        check: CheckId,
+        cause: CauseId,
+        leads_here: &dyn Fn(NodeIndex) -> bool,
+        steps: &mut Vec<Step>,
+        out: &mut Vec<Vec<Step>>,
+    ) {
+        let on_way =
+            |step: &Step| matches!(step, Step::Branch(c, _) | Step::Otherwise(c) if *c == check);
+        if out.len() >= MAX_WAYS || steps.iter().any(on_way) {
+            return;
+        }
+        let Some(info) = self.checks.get(check.0) else {
+            return;
+        };
+        for (i, branch) in info.branches.iter().enumerate() {
+            steps.push(Step::Branch(check, i));
+            match branch.target {
+                Target::Cause(c) if c == cause => out.push(steps.clone()),
+                Target::Cause(_) => {}
+                Target::Check(next) => {
+                    if self.checks.get(next.0).is_some_and(|n| leads_here(n.node)) {
+                        self.steps_through(next, cause, leads_here, steps, out);
+                    }
+                }
+            }
+            steps.pop();
+        }
+        if let Some(next) = info.next
+            && self.checks.get(next.0).is_some_and(|n| leads_here(n.node))
+        {
+            steps.push(Step::Otherwise(check));
+            self.steps_through(next, cause, leads_here, steps, out);
+            steps.pop();
+        }
     }
 
     /// The symptoms whose checks lead, directly or not, to this cause.

@@ -27,6 +27,7 @@ pub mod diagnosis;
 mod eval;
 mod expr;
 pub mod kb;
+pub mod needs;
 mod template;
 pub mod types;
 pub mod value;

@@ -695,3 +695,153 @@ extend cause c.taint { explain "Two." }
         .unwrap();
     assert_eq!(conflict.related.len(), 1, "both places are shown");
 }
+
+// ------------------------------------------------------------------ why_not
+
+use crate::value::Truth;
+
+fn cause_id(kb: &KnowledgeBase, id: &str) -> crate::kb::CauseId {
+    match kb.lookup(id) {
+        Some(crate::kb::Id::Cause(cause)) => cause,
+        other => panic!("`{id}` is not a cause: {other:?}"),
+    }
+}
+
+fn why_not(kb: &KnowledgeBase, input: &Json, cause: &str) -> Vec<crate::kb::WhyNot> {
+    kb.why_not(&kb.bind(input), cause_id(kb, cause), Lang::En)
+}
+
+fn scheduler_says(message: &str) -> Json {
+    json!({"pod": pod("Pending"), "events": [{"reason": "FailedScheduling", "message": message}]})
+}
+
+#[test]
+fn why_not_stops_at_the_first_false_condition_with_the_facts_it_read() {
+    let kb = kb(PENDING);
+    let ways = why_not(
+        &kb,
+        &scheduler_says("0/3 nodes: 3 node(s) had untolerated taint"),
+        "c.full",
+    );
+    assert_eq!(ways.len(), 1);
+    let way = &ways[0];
+    assert_eq!(way.symptom, "pending");
+    assert_eq!(way.stopped_at, Some(1));
+    assert_eq!(way.evidence.len(), 2, "nothing after the stop");
+    assert_eq!(way.evidence[0].result, Truth::True);
+    assert_eq!(way.evidence[0].facts[0].value, Some(json!("Pending")));
+    let stop = &way.evidence[1];
+    assert_eq!(stop.condition, "full");
+    assert_eq!(stop.check.as_deref(), Some("What does the scheduler say?"));
+    assert_eq!(stop.result, Truth::False);
+    assert_eq!(stop.facts[0].name, "full");
+    assert_eq!(stop.facts[0].value, Some(json!(false)));
+}
+
+#[test]
+fn why_not_through_otherwise_needs_every_branch_of_the_check_before_to_fail() {
+    let kb = kb(PENDING);
+    let ways = why_not(&kb, &scheduler_says("3 Insufficient cpu"), "c.restarts");
+    assert_eq!(ways.len(), 1);
+    let stop = &ways[0].evidence[1];
+    assert_eq!(ways[0].stopped_at, Some(1));
+    assert_eq!(stop.condition, "otherwise");
+    assert_eq!(stop.result, Truth::False);
+    let names: Vec<&str> = stop.facts.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["full", "message"]);
+
+    // Nothing the scheduler says matches: the way goes on to `restarts > 3`.
+    let mut input = scheduler_says("something else");
+    input["pod"]["status"]["containerStatuses"] = json!([{"restartCount": 1}]);
+    let ways = why_not(&kb, &input, "c.restarts");
+    let way = &ways[0];
+    assert_eq!(way.stopped_at, Some(2));
+    assert_eq!(way.evidence[1].result, Truth::True);
+    assert_eq!(way.evidence[2].condition, "restarts > 3");
+    assert_eq!(way.evidence[2].facts[0].value, Some(json!(1)));
+}
+
+#[test]
+fn why_not_of_a_confirmed_cause_holds_all_the_way_like_evaluate() {
+    let kb = kb(PENDING);
+    let input = scheduler_says("3 Insufficient cpu");
+    let ways = why_not(&kb, &input, "c.full");
+    assert_eq!(ways[0].stopped_at, None);
+    assert!(ways[0].evidence.iter().all(|e| e.result == Truth::True));
+    let d = eval(&kb, &input);
+    let conditions = |evidence: &[crate::diagnosis::Evidence]| {
+        evidence
+            .iter()
+            .map(|e| (e.condition.clone(), e.result))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        conditions(&ways[0].evidence),
+        conditions(&d.causes[0].evidence)
+    );
+}
+
+#[test]
+fn why_not_stops_at_an_unknown_condition_and_at_a_false_symptom() {
+    let kb = kb(PENDING);
+    let ways = why_not(&kb, &json!({"pod": pod("Pending")}), "c.taint");
+    assert_eq!(ways[0].stopped_at, Some(1));
+    assert_eq!(ways[0].evidence[1].result, Truth::Unknown);
+    assert_eq!(ways[0].evidence[1].facts[0].state, FactState::Unknown);
+
+    let ways = why_not(&kb, &json!({"pod": pod("Running")}), "c.taint");
+    assert_eq!(ways[0].stopped_at, Some(0));
+    assert_eq!(ways[0].evidence.len(), 1);
+    assert_eq!(ways[0].evidence[0].result, Truth::False);
+}
+
+#[test]
+fn why_not_walks_every_way_else_branches_and_shared_checks() {
+    let kb = kb(r#"
+symptom a "A" {
+  when phase == "Pending"
+  check "First" {
+    if restarts > 3 => c.x
+    if restarts > 1 => check shared
+    else => c.y
+  }
+}
+symptom b "B" {
+  when phase == "Running"
+  check "Only" { if true => check shared }
+}
+check shared "Shared" { if full => c.x }
+cause c.x "X" { fix "f" { step "s" } }
+cause c.y "Y" { fix "f" { step "s" } }
+"#);
+    let input = json!({"pod": {"status": {"phase": "Pending", "containerStatuses": [{"restartCount": 0}]}}});
+    let ways = why_not(&kb, &input, "c.x");
+    let shape: Vec<(&str, usize, Option<usize>)> = ways
+        .iter()
+        .map(|w| (w.symptom.as_str(), w.evidence.len(), w.stopped_at))
+        .collect();
+    assert_eq!(
+        shape,
+        [("a", 2, Some(1)), ("a", 2, Some(1)), ("b", 1, Some(0))],
+        "two ways from `a` (directly, and through the shared check), one from `b`"
+    );
+    assert_eq!(ways[1].evidence[1].condition, "restarts > 1");
+
+    let ways = why_not(&kb, &input, "c.y");
+    assert_eq!(ways.len(), 1);
+    assert_eq!(ways[0].stopped_at, None, "`else` holds: no `if` does");
+    assert_eq!(ways[0].evidence[1].condition, "otherwise");
+
+    let nowhere = kb.why_not(&kb.bind(&input), crate::kb::CauseId(99), Lang::En);
+    assert!(nowhere.is_empty(), "no cause, no way");
+}
+
+#[test]
+fn why_not_serialises_the_stop_as_null_when_the_way_holds() {
+    let kb = kb(PENDING);
+    let ways = why_not(&kb, &scheduler_says("3 Insufficient cpu"), "c.full");
+    let json = serde_json::to_value(&ways[0]).unwrap();
+    assert_eq!(json["symptom"], "pending");
+    assert_eq!(json["stopped_at"], Json::Null);
+    assert_eq!(json["evidence"][1]["result"], "true");
+}

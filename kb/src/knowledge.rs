@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kb_dsl::{Broken, Code, Problem, ast::RuleSet};
+use kb_dsl::{Broken, Code, Loc, Problem, Source, ast::RuleSet};
 use kb_engine::KnowledgeBase;
+use rayon::prelude::*;
 use serde::Deserialize;
 
 mod bundled {
@@ -13,7 +14,7 @@ mod bundled {
 }
 
 /// The manifest of a knowledge base, `kb.toml`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// The knowledge base's name.
@@ -26,14 +27,149 @@ pub struct Manifest {
     pub description: Option<String>,
     /// The languages its texts are written in.
     #[serde(default)]
-    pub languages: Vec<String>,
-    /// The title of its runbook site.
+    pub languages: Vec<Language>,
+    /// Globs, relative to the folder, selecting the `.kb` files to read
+    /// [default: `**/*.kb`]; `*` stops at `/`, `**` crosses folders.
+    #[serde(default = "default_include", deserialize_with = "globs")]
+    pub include: Vec<String>,
+    /// Globs of `.kb` files to leave out even when `include` selects them.
+    #[serde(default, deserialize_with = "globs")]
+    pub exclude: Vec<String>,
+    /// What the folder's rules are compiled together with.
+    #[serde(default)]
+    pub extends: Option<Extends>,
+    /// How its runbooks are titled and published.
+    #[serde(default)]
+    pub docs: DocsSettings,
+}
+
+impl Default for Manifest {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            version: None,
+            description: None,
+            languages: Vec::new(),
+            include: default_include(),
+            exclude: Vec::new(),
+            extends: None,
+            docs: DocsSettings::default(),
+        }
+    }
+}
+
+/// The `[docs]` table of `kb.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocsSettings {
+    /// The title of its runbook site [default: the name].
     #[serde(default)]
     pub title: Option<String>,
     /// Where its runbook site is published: `kb eval` links each cause to
     /// `RUNBOOK_URL/LANG/causes/ID.html`.
     #[serde(default)]
     pub runbook_url: Option<String>,
+}
+
+/// A language of `languages` in `kb.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    /// English, `en`.
+    En,
+    /// Chinese, `zh`.
+    Zh,
+}
+
+impl<'de> Deserialize<'de> for Language {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "en" => Ok(Self::En),
+            "zh" => Ok(Self::Zh),
+            other => Err(serde::de::Error::custom(format!(
+                "unknown language `{other}`, expected `en` or `zh`"
+            ))),
+        }
+    }
+}
+
+/// The value of `extends` in `kb.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extends {
+    /// `"bundled"`: the folder's rules are compiled together with the bundled
+    /// Kubernetes Pod knowledge base, which they may add symptoms, checks,
+    /// causes and facts to.
+    Bundled,
+}
+
+impl<'de> Deserialize<'de> for Extends {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "bundled" => Ok(Self::Bundled),
+            other => Err(serde::de::Error::custom(format!(
+                "`extends = \"{other}\"` is not supported, expected `\"bundled\"`"
+            ))),
+        }
+    }
+}
+
+fn default_include() -> Vec<String> {
+    vec![String::from("**/*.kb")]
+}
+
+/// A glob of `include` or `exclude`: `*` stops at `/`.
+fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+}
+
+/// A list of globs, each checked where it is written.
+fn globs<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    struct Pattern(String);
+    impl<'de> Deserialize<'de> for Pattern {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let text = String::deserialize(deserializer)?;
+            match glob(&text) {
+                Ok(_) => Ok(Self(text)),
+                Err(error) => Err(serde::de::Error::custom(format!(
+                    "invalid glob `{text}`: {}",
+                    error.kind()
+                ))),
+            }
+        }
+    }
+    let patterns = Vec::<Pattern>::deserialize(deserializer)?;
+    Ok(patterns.into_iter().map(|p| p.0).collect())
+}
+
+/// The rule files `include` and `exclude` select.
+struct Selection {
+    include: globset::GlobSet,
+    exclude: globset::GlobSet,
+}
+
+impl Selection {
+    fn new(manifest: Option<&Manifest>) -> Result<Self, LoadError> {
+        let default = Manifest::default();
+        let manifest = manifest.unwrap_or(&default);
+        let set = |patterns: &[String]| {
+            let mut builder = globset::GlobSetBuilder::new();
+            for pattern in patterns {
+                builder.add(glob(pattern).map_err(|e| LoadError::Other(e.to_string()))?);
+            }
+            builder.build().map_err(|e| LoadError::Other(e.to_string()))
+        };
+        Ok(Self {
+            include: set(&manifest.include)?,
+            exclude: set(&manifest.exclude)?,
+        })
+    }
+
+    /// Whether a `.kb` file, by its path relative to the folder with `/`
+    /// between folders, is part of the knowledge base.
+    fn selects(&self, relative: &str) -> bool {
+        self.include.is_match(relative) && !self.exclude.is_match(relative)
+    }
 }
 
 /// A compiled knowledge base and the files it came from.
@@ -63,13 +199,10 @@ pub const BUNDLED_PREFIX: &str = "<bundled>/";
 impl Loaded {
     /// The bundled Kubernetes Pod knowledge base.
     pub fn bundled() -> Result<Self, LoadError> {
-        let files: BTreeMap<String, String> = bundled::BUNDLED
-            .iter()
-            .map(|(path, text)| (format!("{BUNDLED_PREFIX}{path}"), (*text).to_owned()))
-            .collect();
+        let files = bundled_files();
         let manifest = files
             .get(&format!("{BUNDLED_PREFIX}kb.toml"))
-            .map(|text| parse_manifest(text, "kb.toml"))
+            .map(|text| parse_manifest(text, &format!("{BUNDLED_PREFIX}kb.toml")))
             .transpose()?;
         let kb = compile(files.iter().filter(|(name, _)| name.ends_with(".kb")))?;
         Ok(Self {
@@ -80,7 +213,9 @@ impl Loaded {
         })
     }
 
-    /// A knowledge base in a folder: every `.kb` file below it.
+    /// A knowledge base in a folder: the `.kb` files below it that `include`
+    /// and `exclude` of its `kb.toml` select (every one by default),
+    /// compiled with the bundled ones when it `extends = "bundled"`.
     pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
         if !dir.is_dir() {
             return Err(LoadError::Other(format!(
@@ -97,25 +232,55 @@ impl Loaded {
         } else {
             None
         };
+        let selection = Selection::new(manifest.as_ref())?;
         let mut files = BTreeMap::new();
         for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
             let entry = entry
                 .map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", dir.display())))?;
             let path = entry.path();
-            if entry.file_type().is_file() && path.extension().is_some_and(|ext| ext == "kb") {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    LoadError::Other(format!("cannot read `{}`: {e}", path.display()))
-                })?;
-                files.insert(path.display().to_string(), text);
+            if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "kb") {
+                continue;
             }
+            let relative = path
+                .strip_prefix(dir)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            if !selection.selects(&relative) {
+                continue;
+            }
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", path.display())))?;
+            files.insert(path.display().to_string(), text);
         }
         if files.is_empty() {
+            let selected = match &manifest {
+                Some(m) if m.include != default_include() || !m.exclude.is_empty() => {
+                    " selected by `include` and `exclude` of kb.toml"
+                }
+                _ => "",
+            };
             return Err(LoadError::Other(format!(
-                "no `.kb` file in `{}`",
+                "no `.kb` file{selected} in `{}`",
                 dir.display()
             )));
         }
-        let kb = compile(files.iter())?;
+        let extends = manifest.as_ref().and_then(|m| m.extends);
+        let kb = match extends {
+            Some(Extends::Bundled) => {
+                let bundled = bundled_files();
+                let kb = compile_rules(
+                    bundled
+                        .iter()
+                        .filter(|(name, _)| name.ends_with(".kb"))
+                        .chain(files.iter()),
+                    true,
+                )?;
+                files.extend(bundled);
+                kb
+            }
+            None => compile(files.iter())?,
+        };
         Ok(Self {
             kb,
             manifest,
@@ -140,8 +305,89 @@ impl Loaded {
     }
 }
 
-fn parse_manifest(text: &str, name: &str) -> Result<Manifest, LoadError> {
-    toml::from_str(text).map_err(|e| LoadError::Other(format!("invalid manifest `{name}`: {e}")))
+/// Every file of the bundled knowledge base, named `<bundled>/PATH`.
+fn bundled_files() -> BTreeMap<String, String> {
+    bundled::BUNDLED
+        .iter()
+        .map(|(path, text)| (format!("{BUNDLED_PREFIX}{path}"), (*text).to_owned()))
+        .collect()
+}
+
+/// Reads `kb.toml`; a mistake is a located problem, like those of rule files.
+pub fn parse_manifest(text: &str, name: &str) -> Result<Manifest, LoadError> {
+    toml::from_str(text).map_err(|error| {
+        let span = error.span().unwrap_or(0..0);
+        let span = narrow(text, span, error.message());
+        let loc = Loc {
+            src: Source::new(name, text),
+            start: span.start,
+            end: span.end,
+        };
+        LoadError::Rules(vec![manifest_problem(error.message(), &loc)])
+    })
+}
+
+/// The span of the element of an array a message names in backticks (a
+/// language, a glob), rather than of the whole array.
+fn narrow(text: &str, span: std::ops::Range<usize>, message: &str) -> std::ops::Range<usize> {
+    let Some(value) = message.split('`').nth(1) else {
+        return span;
+    };
+    let Some(array) = text.get(span.clone()).filter(|t| t.starts_with('[')) else {
+        return span;
+    };
+    [format!("\"{value}\""), format!("'{value}'")]
+        .iter()
+        .find_map(|quoted| {
+            array
+                .find(quoted.as_str())
+                .map(|at| span.start + at..span.start + at + quoted.len())
+        })
+        .unwrap_or(span)
+}
+
+/// A TOML or serde message made a problem: `unknown key `x``, with the keys
+/// that are known and the closest one.
+fn manifest_problem(message: &str, loc: &Loc) -> Problem {
+    let message = message.trim();
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let (key, expected) = rest.split_once('`').unwrap_or((rest, ""));
+        let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        let mut problem = Problem::error(
+            Code::ManifestInvalid,
+            loc,
+            format!("unknown key `{key}` in kb.toml"),
+        )
+        .with_label("unknown key");
+        let closest = known
+            .iter()
+            .map(|k| (strsim::jaro_winkler(key, k), *k))
+            .filter(|(score, _)| *score > 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let list = known
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        problem = match closest {
+            Some((_, k)) => {
+                problem.with_help(format!("did you mean `{k}`? The keys here are {list}"))
+            }
+            None if !known.is_empty() => problem.with_help(format!("the keys here are {list}")),
+            None => problem,
+        };
+        return problem;
+    }
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        let key = rest.split('`').next().unwrap_or(rest);
+        return Problem::error(
+            Code::ManifestInvalid,
+            loc,
+            format!("missing key `{key}` in kb.toml"),
+        )
+        .with_help(format!("add `{key} = \"…\"`"));
+    }
+    Problem::error(Code::ManifestInvalid, loc, message.to_owned())
 }
 
 /// Parses every file, then compiles them together; problems of all files at
@@ -150,12 +396,35 @@ fn parse_manifest(text: &str, name: &str) -> Result<Manifest, LoadError> {
 pub fn compile<'a>(
     files: impl Iterator<Item = (&'a String, &'a String)>,
 ) -> Result<KnowledgeBase, LoadError> {
+    compile_rules(files, false)
+}
+
+/// [`compile`], leaving out the tests of bundled files when asked: a folder
+/// that extends the bundled knowledge base runs its own tests, since a cause
+/// it adds may rightly be confirmed on the bundled tests' inputs too.
+fn compile_rules<'a>(
+    files: impl Iterator<Item = (&'a String, &'a String)>,
+    without_bundled_tests: bool,
+) -> Result<KnowledgeBase, LoadError> {
     let mut rules = RuleSet::default();
     let mut problems = Vec::new();
     let mut broken = Vec::new();
-    for (name, text) in files {
-        match kb_dsl::parse(text, name) {
-            Ok(parsed) => rules.extend(parsed),
+    // Files parse independently: in parallel, then in their order.
+    let files: Vec<(&String, &String)> = files.collect();
+    let parsed: Vec<_> = files
+        .par_iter()
+        .map(|(name, text)| (*name, kb_dsl::parse(text, name)))
+        .collect();
+    for (name, result) in parsed {
+        match result {
+            Ok(mut parsed) => {
+                if without_bundled_tests && name.starts_with(BUNDLED_PREFIX) {
+                    parsed
+                        .items
+                        .retain(|item| !matches!(item, kb_dsl::ast::Item::Test(_)));
+                }
+                rules.extend(parsed);
+            }
             Err(errors) => {
                 problems.extend(errors.problems);
                 rules.extend(errors.recovered);

@@ -59,6 +59,12 @@ pub enum Command {
     Explain(command::explain::Args),
     /// Write the knowledge base as runbooks: an mdBook per language, or an HTML site.
     Docs(command::docs::Args),
+    /// Format rule files the one canonical way.
+    Fmt(command::fmt::Args),
+    /// Show the compiled decision graph, for review.
+    Graph(command::graph::Args),
+    /// Create a knowledge base project: kb.toml, an example rule file with a test, a CI snippet.
+    Init(command::init::Args),
 }
 
 /// The languages of `--lang`.
@@ -82,6 +88,12 @@ impl From<LangArg> for kb_engine::Lang {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Exit {
     let lang = cli.lang.map_or(kb_engine::Lang::En, Into::into);
+    // Commands that work on files, not on a compiled knowledge base.
+    match &cli.command {
+        Command::Fmt(args) => return command::fmt::run(args),
+        Command::Init(args) => return command::init::run(args),
+        _ => {}
+    }
     let dir = match &cli.command {
         Command::Check(args) => args.dir.clone().or(cli.kb.clone()),
         Command::Test(args) => args.dir.clone().or(cli.kb.clone()),
@@ -107,6 +119,9 @@ pub fn run(cli: Cli) -> Exit {
         Command::Facts(args) => command::facts::run(args, &loaded.kb),
         Command::Explain(args) => command::explain::run(args, &loaded.kb, lang),
         Command::Docs(args) => command::docs::run(args, &loaded, cli.lang.map(Into::into)),
+        Command::Graph(args) => command::graph::run(args, &loaded.kb, lang),
+        Command::Fmt(args) => command::fmt::run(args),
+        Command::Init(args) => command::init::run(args),
         Command::Check(args) => command::check::run(args, Ok(loaded)),
     }
 }

@@ -7,11 +7,12 @@
 use kb_dsl::ast::{Expect, ExpectedStatus, Test, TestInput};
 use kb_engine::Lang;
 use kb_engine::diagnosis::{Diagnosis, Status, SymptomStatus};
-use kb_engine::kb::CheckId;
+use kb_engine::kb::{CheckId, Id, WhyNot};
 use kb_engine::value::Truth;
 use serde_json::Value as Json;
 
 use crate::adapter;
+use crate::command::eval;
 use crate::knowledge::Loaded;
 
 /// The result of one test.
@@ -21,6 +22,8 @@ pub struct Outcome {
     pub name: String,
     /// Where it is written: `file:line:column`.
     pub position: String,
+    /// The rule file it is written in.
+    pub file: String,
     /// What went wrong; empty when it passed.
     pub failures: Vec<String>,
     /// The causes the test's input confirmed.
@@ -29,12 +32,63 @@ pub struct Outcome {
     pub checks: Vec<CheckId>,
     /// What the knowledge base said; none when the input could not be read.
     pub diagnosis: Option<Diagnosis>,
+    /// For each cause the test expects and its input did not yield, why not.
+    pub why_not: Vec<WhyNotTrace>,
+}
+
+/// Why a cause a test expects was not confirmed (or, expected possible, not
+/// reached): every way to it, evaluated up to where it stops.
+#[derive(Debug)]
+pub struct WhyNotTrace {
+    /// The cause's id.
+    pub cause: String,
+    /// The ways from symptoms to it ([`kb_engine::KnowledgeBase::why_not`]).
+    pub ways: Vec<WhyNot>,
 }
 
 impl Outcome {
     /// Whether the test passed.
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
+    }
+
+    /// What went wrong, for people: each failure, then the why-not trace of
+    /// each expected cause: for every way to it, the condition where it stops,
+    /// with the fact values that condition read.
+    pub fn report_lines(&self) -> Vec<String> {
+        let mut lines = self.failures.clone();
+        for trace in &self.why_not {
+            lines.push(format!("why not `{}`:", trace.cause));
+            if trace.ways.is_empty() {
+                lines.push(String::from("  no symptom leads to it"));
+            }
+            for way in &trace.ways {
+                let Some((index, stop)) = way
+                    .stopped_at
+                    .and_then(|i| way.evidence.get(i).map(|e| (i, e)))
+                else {
+                    lines.push(format!("  from {}: every condition holds", way.symptom));
+                    continue;
+                };
+                let step = if index == 0 {
+                    String::from("its `when`")
+                } else {
+                    format!("condition {index} on the way")
+                };
+                lines.push(format!(
+                    "  from {}, stops at {step}: {} {} ({})",
+                    way.symptom,
+                    eval::mark(stop.result),
+                    eval::condition_text(stop),
+                    eval::stop_reason(stop)
+                ));
+                let facts = eval::facts_text(&stop.facts);
+                if !facts.is_empty() {
+                    lines.push(format!("    {facts}"));
+                }
+            }
+        }
+        lines
     }
 }
 
@@ -49,17 +103,30 @@ pub fn run(loaded: &Loaded, filter: Option<&str>) -> Vec<Outcome> {
             let mut outcome = Outcome {
                 name: test.name.value.clone(),
                 position: test.loc.position(),
+                file: test.loc.src.name.clone(),
                 failures: Vec::new(),
                 confirmed: Vec::new(),
                 checks: Vec::new(),
                 diagnosis: None,
+                why_not: Vec::new(),
             };
             match document(loaded, test) {
                 Ok(document) => {
-                    let (diagnosis, trace) = loaded
-                        .kb
-                        .evaluate_traced(&loaded.kb.bind(&document), Lang::En);
+                    let input = loaded.kb.bind(&document);
+                    let (diagnosis, trace) = loaded.kb.evaluate_traced(&input, Lang::En);
                     outcome.failures = check(test, &diagnosis);
+                    if !outcome.failures.is_empty() {
+                        outcome.why_not = missed(test, &diagnosis)
+                            .into_iter()
+                            .filter_map(|id| match loaded.kb.lookup(id) {
+                                Some(Id::Cause(cause)) => Some(WhyNotTrace {
+                                    cause: id.to_owned(),
+                                    ways: loaded.kb.why_not(&input, cause, Lang::En),
+                                }),
+                                _ => None,
+                            })
+                            .collect();
+                    }
                     outcome.confirmed = diagnosis.confirmed().map(|c| c.id.clone()).collect();
                     outcome.checks = trace
                         .checks
@@ -154,6 +221,27 @@ fn document(loaded: &Loaded, test: &Test) -> Result<Json, String> {
         }
     }
     Ok(document)
+}
+
+/// The causes a test expects confirmed that are not, and those it expects
+/// possible that are not reported at all.
+fn missed<'t>(test: &'t Test, diagnosis: &Diagnosis) -> Vec<&'t str> {
+    let mut missed = Vec::new();
+    for expect in &test.expects {
+        let Expect::Reported { id, status } = expect else {
+            continue;
+        };
+        let found = diagnosis.causes.iter().find(|c| c.id == id.name);
+        let hit = match (status, found) {
+            (ExpectedStatus::Confirmed, Some(cause)) => cause.status == Status::Confirmed,
+            (ExpectedStatus::Possible, found) => found.is_some(),
+            (ExpectedStatus::Confirmed, None) => false,
+        };
+        if !hit && !missed.contains(&id.name.as_str()) {
+            missed.push(id.name.as_str());
+        }
+    }
+    missed
 }
 
 fn check(test: &Test, diagnosis: &Diagnosis) -> Vec<String> {

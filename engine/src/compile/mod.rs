@@ -3,6 +3,7 @@
 
 mod expr;
 mod extend;
+mod reads;
 
 use std::collections::HashMap;
 
@@ -33,6 +34,16 @@ pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
     compiler.validate_graph();
     compiler.validate_tests(rules);
     compiler.finish(rules)
+}
+
+/// An expression as written, on one line: the author's line breaks and
+/// indentation become single spaces (no string literal spans lines).
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The closest of `candidates` to `name`, if it is close enough to be a typo.
@@ -205,7 +216,7 @@ impl<'r> Compiler<'r> {
                 ty,
                 title: LocalText::of(&fact.title),
                 explain: fact.explain.as_ref().map(LocalText::of),
-                derivation: fact.from.as_ref().map(|e| e.loc.text().to_owned()),
+                derivation: fact.from.as_ref().map(|e| one_line(e.loc.text())),
                 gather,
                 reads,
                 from,
@@ -341,7 +352,7 @@ impl<'r> Compiler<'r> {
                 when_text: symptom
                     .when
                     .as_ref()
-                    .map(|e| e.loc.text().to_owned())
+                    .map(|e| one_line(e.loc.text()))
                     .unwrap_or_default(),
                 when,
                 when_facts,
@@ -443,7 +454,7 @@ impl<'r> Compiler<'r> {
             self.graph
                 .add_edge(node, target_node, Edge::Branch(branches.len()));
             branches.push(BranchInfo {
-                condition_text: branch.condition.as_ref().map(|e| e.loc.text().to_owned()),
+                condition_text: branch.condition.as_ref().map(|e| one_line(e.loc.text())),
                 condition,
                 facts,
                 target,
@@ -764,6 +775,7 @@ impl<'r> Compiler<'r> {
                 *slot = position;
             }
         }
+        let input_needs = reads::input_needs(&self.facts, self.inputs.len());
         let names = self.names.into_iter().map(|(k, (v, _))| (k, v)).collect();
         let ids = self.ids.into_iter().map(|(k, (v, _))| (k, v)).collect();
         Ok(KnowledgeBase {
@@ -773,6 +785,7 @@ impl<'r> Compiler<'r> {
             names,
             ids,
             templates: self.templates.unwrap_or_else(Templates::new),
+            input_needs,
             inputs: self.inputs,
             facts: self.facts,
             symptoms: self.symptoms,

@@ -54,7 +54,7 @@ pub fn generate(args: &Args, loaded: &Loaded, lang: Option<Lang>) -> Result<Vec<
     let title = loaded
         .manifest
         .as_ref()
-        .and_then(|m| m.title.clone().or_else(|| Some(m.name.clone())))
+        .and_then(|m| m.docs.title.clone().or_else(|| Some(m.name.clone())))
         .unwrap_or_else(|| String::from("Runbooks"));
     let examples = examples(loaded);
     let langs = match lang {

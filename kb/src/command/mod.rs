@@ -5,4 +5,7 @@ pub mod docs;
 pub mod eval;
 pub mod explain;
 pub mod facts;
+pub mod fmt;
+pub mod graph;
+pub mod init;
 pub mod test;

@@ -17,6 +17,10 @@ pub struct Args {
     /// Also list the causes no test confirms and the checks no test reaches.
     #[arg(long, conflicts_with = "filter")]
     pub coverage: bool,
+    /// Also write the results as JUnit XML to this file, for CI: one
+    /// testsuite per rule file, one testcase per test.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<std::path::PathBuf>,
 }
 
 /// Runs `kb test`.
@@ -32,9 +36,23 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
         let _ = writeln!(out, "\nfailures:");
         for outcome in &failed {
             let _ = writeln!(out, "\n---- {} ({}) ----", outcome.name, outcome.position);
-            for failure in &outcome.failures {
-                let _ = writeln!(out, "  {failure}");
+            for line in outcome.report_lines() {
+                let _ = writeln!(out, "  {line}");
             }
+        }
+    }
+    if let Some(path) = &args.junit {
+        let name = loaded
+            .manifest
+            .as_ref()
+            .map_or_else(|| String::from("kb"), |m| m.name.clone());
+        let written = junit(&name, &outcomes)
+            .to_string()
+            .map_err(|e| e.to_string())
+            .and_then(|xml| std::fs::write(path, xml).map_err(|e| e.to_string()));
+        if let Err(error) = written {
+            crate::report::input_error(&format!("cannot write {}: {error}", path.display()));
+            return Exit::BadInput;
         }
     }
     if args.coverage {
@@ -75,4 +93,40 @@ fn write_coverage(out: &mut dyn Write, coverage: &rule_tests::Coverage) {
     for (id, title) in &coverage.untested_checks {
         let _ = writeln!(out, "  no test reaches check {id} ({title})");
     }
+}
+
+/// The results as a JUnit report: one testsuite per rule file, in the order
+/// the files come, one testcase per test, a failure with every line of
+/// [`rule_tests::Outcome::report_lines`].
+pub fn junit(name: &str, outcomes: &[rule_tests::Outcome]) -> quick_junit::Report {
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
+    let mut suites: Vec<TestSuite> = Vec::new();
+    for outcome in outcomes {
+        let status = if outcome.passed() {
+            TestCaseStatus::success()
+        } else {
+            let lines = outcome.report_lines();
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_message(lines.first().map_or("failed", String::as_str))
+                .set_type("kb test")
+                .set_description(format!("{}\n{}", outcome.position, lines.join("\n")));
+            status
+        };
+        let mut case = TestCase::new(outcome.name.as_str(), status);
+        case.set_classname(outcome.file.as_str());
+        match suites.iter_mut().find(|s| s.name.as_str() == outcome.file) {
+            Some(suite) => {
+                suite.add_test_case(case);
+            }
+            None => {
+                let mut suite = TestSuite::new(outcome.file.as_str());
+                suite.add_test_case(case);
+                suites.push(suite);
+            }
+        }
+    }
+    let mut report = quick_junit::Report::new(name);
+    report.add_test_suites(suites);
+    report
 }

@@ -1,0 +1,160 @@
+//! Which parts of each input the facts read: the paths of every derivation,
+//! followed through facts, filters and predicates.
+
+use std::collections::HashMap;
+
+use crate::expr::CExpr;
+use crate::kb::{FactId, FactInfo, InputId};
+use crate::needs::Needs;
+
+/// Where a value comes from: an input and the fields below it.
+type Origin = (InputId, Vec<Box<str>>);
+
+/// The needs of every input, by `InputId`.
+pub(super) fn input_needs(facts: &[FactInfo], inputs: usize) -> Vec<Needs> {
+    let mut walker = Walker {
+        facts,
+        origins: HashMap::new(),
+        needs: vec![Needs::default(); inputs],
+        elements: Vec::new(),
+    };
+    for id in 0..facts.len() {
+        walker.fact(FactId(id));
+    }
+    walker.needs
+}
+
+struct Walker<'a> {
+    facts: &'a [FactInfo],
+    /// Where each fact's value comes from, once walked.
+    origins: HashMap<FactId, Vec<Origin>>,
+    needs: Vec<Needs>,
+    /// The origins of the list elements filters and predicates look at.
+    elements: Vec<Vec<Origin>>,
+}
+
+impl Walker<'_> {
+    /// A fact's origins. Its value is shown whole as evidence, so what it
+    /// comes from is needed whole (a scalar is whole anyway).
+    fn fact(&mut self, id: FactId) -> Vec<Origin> {
+        if let Some(known) = self.origins.get(&id) {
+            return known.clone();
+        }
+        // Compiled facts do not loop; the entry guards against it all the same.
+        self.origins.insert(id, Vec::new());
+        let Some(fact) = self.facts.get(id.0) else {
+            return Vec::new();
+        };
+        let origins = match &fact.from {
+            Some(from) => {
+                let outer = std::mem::take(&mut self.elements);
+                let origins = self.origins(from);
+                self.elements = outer;
+                origins
+            }
+            None => Vec::new(),
+        };
+        self.whole(&origins);
+        self.origins.insert(id, origins.clone());
+        origins
+    }
+
+    fn whole(&mut self, origins: &[Origin]) {
+        for (input, path) in origins {
+            if let Some(needs) = self.needs.get_mut(input.0) {
+                needs.add_whole(path);
+            }
+        }
+    }
+
+    /// Walks an expression of which only the presence or the length counts.
+    fn presence(&mut self, expr: &CExpr) {
+        for (input, path) in self.origins(expr) {
+            if let Some(needs) = self.needs.get_mut(input.0) {
+                needs.add_present(&path);
+            }
+        }
+    }
+
+    /// Walks an expression whose value is used as it is.
+    fn consume(&mut self, expr: &CExpr) {
+        let origins = self.origins(expr);
+        self.whole(&origins);
+    }
+
+    /// Walks a predicate over the elements of a list.
+    fn predicate(&mut self, list: Vec<Origin>, predicate: &CExpr) {
+        self.elements.push(list);
+        self.consume(predicate);
+        self.elements.pop();
+    }
+
+    /// Where an expression's value comes from; its operands are consumed.
+    fn origins(&mut self, expr: &CExpr) -> Vec<Origin> {
+        match expr {
+            CExpr::Input(id) => vec![(*id, Vec::new())],
+            CExpr::Fact(id) => self.fact(*id),
+            CExpr::Element => self.elements.last().cloned().unwrap_or_default(),
+            CExpr::Field(of, name) => self
+                .origins(of)
+                .into_iter()
+                .map(|(input, mut path)| {
+                    path.push(name.clone());
+                    (input, path)
+                })
+                .collect(),
+            CExpr::Index(of, index) => {
+                self.consume(index);
+                self.origins(of)
+            }
+            CExpr::Filter(of, predicate) => {
+                let list = self.origins(of);
+                self.predicate(list.clone(), predicate);
+                list
+            }
+            CExpr::First(list) | CExpr::Last(list) => self.origins(list),
+            CExpr::Coalesce(options) | CExpr::Concat(options) => options
+                .iter()
+                .flat_map(|option| self.origins(option))
+                .collect(),
+            CExpr::Any(list, predicate)
+            | CExpr::All(list, predicate)
+            | CExpr::Count(list, Some(predicate)) => {
+                let list = self.origins(list);
+                self.predicate(list, predicate);
+                Vec::new()
+            }
+            CExpr::List(items) => {
+                for item in items {
+                    self.consume(item);
+                }
+                Vec::new()
+            }
+            CExpr::Count(e, None) | CExpr::Exists(e) => {
+                self.presence(e);
+                Vec::new()
+            }
+            CExpr::Not(e)
+            | CExpr::Matches(e, _)
+            | CExpr::Capture(e, _)
+            | CExpr::Len(e)
+            | CExpr::Lower(e)
+            | CExpr::ToNumber(e) => {
+                self.consume(e);
+                Vec::new()
+            }
+            CExpr::And(a, b)
+            | CExpr::Or(a, b)
+            | CExpr::Compare(_, a, b)
+            | CExpr::Contains(a, b)
+            | CExpr::StartsWith(a, b)
+            | CExpr::EndsWith(a, b)
+            | CExpr::In(a, b) => {
+                self.consume(a);
+                self.consume(b);
+                Vec::new()
+            }
+            CExpr::Bool(_) | CExpr::Number(_) | CExpr::Text(_) => Vec::new(),
+        }
+    }
+}
