@@ -6,7 +6,54 @@
 //! these at once, or a plain facts document. Everything else is an error
 //! naming what was found; nothing given is dropped silently.
 
+use kb_engine::KnowledgeBase;
+use kb_engine::needs::Needs;
 use serde_json::{Map, Value as Json};
+
+/// The fields the adapter reads to tell objects apart, match events to
+/// them and order events.
+const ADAPTER_READS: &[&[&str]] = &[
+    &["kind"],
+    &["apiVersion"],
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    &["metadata", "uid"],
+    &["metadata", "ownerReferences"],
+    &["metadata", "creationTimestamp"],
+    &["spec", "nodeName"],
+    &["involvedObject"],
+    &["regarding"],
+    &["series", "lastObservedTime"],
+    &["lastTimestamp"],
+    &["eventTime"],
+    &["firstTimestamp"],
+];
+
+/// What kb reads of a document in any of the shapes it accepts: what the
+/// rules read of each input, and what the adapter reads of every object.
+/// A document parsed keeping only this is diagnosed the same as a whole one.
+pub fn needs(kb: &KnowledgeBase) -> Needs {
+    let mut object = Needs::default();
+    for path in ADAPTER_READS {
+        object.add_whole(path);
+    }
+    for input in &kb.inputs {
+        if let Some(needs) = kb.needs_of(&input.name) {
+            object.merge(needs);
+        }
+    }
+    let items = object.clone();
+    object.field("items").merge(&items);
+    let mut root = object.clone();
+    for key in BUNDLE_KEYS {
+        root.field(key).merge(&object);
+    }
+    root.add_whole(&["facts"]);
+    for fact in &kb.facts {
+        root.add_whole(&[fact.name.as_str()]);
+    }
+    root
+}
 
 /// One thing to diagnose.
 #[derive(Debug, Clone)]

@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 
+use kb_engine::needs::Needs;
 use serde_json::Value as Json;
 
 /// The largest single document (a file, or a line of NDJSON).
@@ -33,18 +34,18 @@ pub enum Content {
 /// constant memory. A line that is not JSON yields its error, and the next
 /// lines still come.
 pub struct Lines {
-    first: Option<(usize, Json)>,
+    first: Option<(usize, Vec<u8>)>,
     rest: Box<dyn BufRead>,
     next_line: usize,
     buffer: Vec<u8>,
 }
 
 impl Iterator for Lines {
-    type Item = (usize, Result<Json, String>);
+    type Item = (usize, Result<Vec<u8>, String>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some((line, document)) = self.first.take() {
-            return Some((line, Ok(document)));
+        if let Some((line, text)) = self.first.take() {
+            return Some((line, Ok(text)));
         }
         loop {
             self.buffer.clear();
@@ -53,7 +54,7 @@ impl Iterator for Lines {
             match read_line(&mut *self.rest, &mut self.buffer) {
                 Ok(0) => return None,
                 Ok(_) if is_blank(&self.buffer) => {}
-                Ok(_) => return Some((line, parse_line(&self.buffer))),
+                Ok(_) => return Some((line, Ok(std::mem::take(&mut self.buffer)))),
                 Err(error) => return Some((line, Err(error.to_string()))),
             }
         }
@@ -77,8 +78,11 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead>) -> Result<Content, Stri
             break;
         }
     }
-    let mut values = serde_json::Deserializer::from_slice(&first).into_iter::<Json>();
-    let error = match (values.next(), values.next()) {
+    let parsed = {
+        let mut values = serde_json::Deserializer::from_slice(&first).into_iter::<Json>();
+        (values.next(), values.next())
+    };
+    let error = match parsed {
         (Some(Ok(document)), None) => {
             let mut peek = Vec::new();
             let mut next_line = first_line;
@@ -94,7 +98,7 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead>) -> Result<Content, Stri
             }
             let rest = Box::new(io::Cursor::new(peek).chain(reader));
             return Ok(Content::Lines(Lines {
-                first: Some((first_line, document)),
+                first: Some((first_line, first)),
                 rest,
                 next_line,
                 buffer: Vec::new(),
@@ -139,9 +143,9 @@ fn position(name: &str, line: usize, error: &serde_json::Error) -> String {
     }
 }
 
-/// Parses one line of NDJSON.
-pub fn parse_line(line: &[u8]) -> Result<Json, String> {
-    serde_json::from_slice(line).map_err(|e| match e.column() {
+/// Parses one line of NDJSON, keeping what `needs` names.
+pub fn parse_line(line: &[u8], needs: &Needs) -> Result<Json, String> {
+    needs.parse(line).map_err(|e| match e.column() {
         0 => format!("invalid JSON: {}", describe(&e)),
         column => format!("column {column}: invalid JSON: {}", describe(&e)),
     })
@@ -186,6 +190,7 @@ pub fn describe(error: &serde_json::Error) -> String {
 /// Reads every input whole (NDJSON lines included) and splits it into
 /// subjects: for commands that look at a few inputs, not a stream.
 pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject>, String> {
+    let everything = Needs::everything();
     let mut documents = Vec::new();
     for name in inputs {
         let shown = if name == "-" {
@@ -196,7 +201,8 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject>, Strin
         match content(shown, open(name)?)? {
             Content::Documents(found) => documents.extend(found),
             Content::Lines(lines) => {
-                for (number, document) in lines {
+                for (number, text) in lines {
+                    let document = text.and_then(|text| parse_line(&text, &everything));
                     documents.push(document.map_err(|e| format!("{shown}:{number}: {e}"))?);
                 }
             }

@@ -2,7 +2,15 @@
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 
+use anstyle::{AnsiColor, Style};
+use kb_engine::diagnosis::{Evidence, FactSeen, FactState, Status};
+use kb_engine::kb::{CauseId, Id, WhyNot};
+use kb_engine::value::Truth;
 use kb_engine::{KnowledgeBase, Lang};
+use serde::Serialize;
+
+use kb_engine::needs::Needs;
+use rayon::prelude::*;
 
 use crate::adapter::{self, Subject};
 use crate::exit::Exit;
@@ -22,9 +30,14 @@ pub struct Args {
     #[arg(long, short, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Where the runbooks (`kb docs --html`) are published: each cause links
-    /// to `URL/LANG/causes/ID.html` [default: `runbook_url` of kb.toml].
+    /// to `URL/LANG/causes/ID.html` [default: `runbook_url` of the `[docs]` table of kb.toml].
     #[arg(long, value_name = "URL")]
     pub runbook_url: Option<String>,
+    /// Instead of the diagnosis, explain why this cause was not confirmed:
+    /// every way to it from a symptom, evaluated up to the condition where it
+    /// stops, with the fact values it read (one report per subject).
+    #[arg(long, value_name = "CAUSE")]
+    pub why_not: Option<String>,
 }
 
 /// Counts what happened, to choose the exit code.
@@ -47,15 +60,32 @@ impl Tally {
 }
 
 /// What every diagnosis of one run shares, and where it goes.
-struct Run<'a> {
+/// What every diagnosis of one run shares; read by every worker thread.
+struct Context<'a> {
     kb: &'a KnowledgeBase,
     lang: Lang,
     format: Format,
     /// Where this language's runbooks are published.
     runbooks: Option<String>,
+    /// The cause `--why-not` asks about.
+    why_not: Option<CauseId>,
+    /// What to keep of each NDJSON line.
+    needs: Needs,
+}
+
+/// A run: the shared context, and where results go, in input order.
+struct Run<'a> {
+    context: Context<'a>,
     out: &'a mut dyn Write,
     tally: Tally,
 }
+
+/// A subject's output, and whether a symptom matched.
+type Rendered = (Vec<u8>, bool);
+
+/// How many NDJSON lines are read, diagnosed in parallel and written at a time:
+/// memory stays bounded by this many bundles whatever the stream's length.
+const BATCH: usize = 512;
 
 /// Runs `kb eval`.
 pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
@@ -74,15 +104,37 @@ pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
     let runbooks = args
         .runbook_url
         .clone()
-        .or_else(|| loaded.manifest.as_ref().and_then(|m| m.runbook_url.clone()))
+        .or_else(|| {
+            loaded
+                .manifest
+                .as_ref()
+                .and_then(|m| m.docs.runbook_url.clone())
+        })
         .map(|url| format!("{}/{}", url.trim_end_matches('/'), lang_code(lang)));
-    let stdout = anstream::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let mut run = Run {
+    let why_not = match args.why_not.as_deref().map(|id| cause_id(&loaded.kb, id)) {
+        None => None,
+        Some(Ok(cause)) => Some(cause),
+        Some(Err(message)) => {
+            report::input_error(&message);
+            return Exit::BadInput;
+        }
+    };
+    // Only text has colour to strip off a terminal; the others go straight out.
+    let stdout: Box<dyn Write> = match args.format {
+        Format::Text => Box::new(anstream::stdout().lock()),
+        Format::Json | Format::Markdown => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    let context = Context {
         kb: &loaded.kb,
         lang,
         format: args.format,
         runbooks,
+        why_not,
+        needs: adapter::needs(&loaded.kb),
+    };
+    let mut run = Run {
+        context,
         out: &mut out,
         tally: Tally::default(),
     };
@@ -139,7 +191,9 @@ impl Run<'_> {
             Ok(subjects) => {
                 let several = subjects.len() > 1;
                 for subject in &subjects {
-                    self.diagnose(subject, None, several)?;
+                    let (output, matched) = self.context.render(subject, None, several)?;
+                    self.tally.matched |= matched;
+                    self.out.write_all(&output)?;
                 }
             }
             Err(message) => self.bad_input(&message),
@@ -147,64 +201,321 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Evaluates NDJSON line by line: one result per line, in order; a bad
-    /// line is reported where its result would be, and the others go on.
-    fn stream(&mut self, lines: read::Lines, name: &str) -> io::Result<()> {
+    /// Evaluates NDJSON: one result per line, in input order; a bad line is
+    /// reported where its result would be, and the others go on. Lines are
+    /// parsed and diagnosed in parallel, a batch at a time.
+    fn stream(&mut self, mut lines: read::Lines, name: &str) -> io::Result<()> {
         let flush_each = io::stdout().is_terminal();
-        for (line, parsed) in lines {
-            let subject = parsed.and_then(|document| {
-                let mut subjects = adapter::subjects(vec![document])?;
-                match subjects.len() {
-                    1 => Ok(subjects.remove(0)),
-                    0 => Err(String::from("nothing to diagnose on this line")),
-                    n => Err(format!(
-                        "{n} subjects on one line; give one bundle per line"
-                    )),
-                }
-            });
-            match subject {
-                Ok(subject) => self.diagnose(&subject, Some(line), true)?,
-                Err(message) => {
-                    self.bad_input(&format!("{name}:{line}: {message}"));
-                    if self.format == Format::Json {
-                        serde_json::to_writer(
-                            &mut *self.out,
-                            &LineError {
-                                line,
-                                error: &message,
-                            },
-                        )?;
-                        writeln!(self.out)?;
+        loop {
+            let batch: Vec<(usize, Result<Vec<u8>, String>)> = lines.by_ref().take(BATCH).collect();
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let context = &self.context;
+            let results: Vec<(usize, Result<Rendered, String>)> = batch
+                .into_par_iter()
+                .map(|(line, raw)| (line, raw.and_then(|raw| context.line(&raw, line))))
+                .collect();
+            for (line, result) in results {
+                match result {
+                    Ok((output, matched)) => {
+                        self.tally.matched |= matched;
+                        self.out.write_all(&output)?;
+                    }
+                    Err(message) => {
+                        self.bad_input(&format!("{name}:{line}: {message}"));
+                        if self.context.format == Format::Json {
+                            serde_json::to_writer(
+                                &mut *self.out,
+                                &LineError {
+                                    line,
+                                    error: &message,
+                                },
+                            )?;
+                            writeln!(self.out)?;
+                        }
                     }
                 }
-            }
-            if flush_each {
-                self.out.flush()?;
+                if flush_each {
+                    self.out.flush()?;
+                }
             }
         }
-        Ok(())
+    }
+}
+
+impl Context<'_> {
+    /// One NDJSON line: parsed keeping what the rules read, diagnosed, written out.
+    fn line(&self, raw: &[u8], line: usize) -> Result<Rendered, String> {
+        let document = read::parse_line(raw, &self.needs)?;
+        let mut subjects = adapter::subjects(vec![document])?;
+        let subject = match subjects.len() {
+            1 => subjects.remove(0),
+            0 => return Err(String::from("nothing to diagnose on this line")),
+            n => {
+                return Err(format!(
+                    "{n} subjects on one line; give one bundle per line"
+                ));
+            }
+        };
+        self.render(&subject, Some(line), true)
+            .map_err(|e| e.to_string())
     }
 
-    fn diagnose(
-        &mut self,
+    /// A subject's diagnosis (or `--why-not` report) as output bytes, and
+    /// whether a symptom matched.
+    fn render(
+        &self,
         subject: &Subject,
         line: Option<usize>,
         compact: bool,
-    ) -> io::Result<()> {
+    ) -> io::Result<Rendered> {
+        let mut out = Vec::new();
         let input = self.kb.bind(&subject.document);
         let mut diagnosis = self.kb.evaluate(&input, self.lang);
+        let matched = !diagnosis.symptoms.is_empty();
+        if let Some(cause) = self.why_not {
+            let ways = self.kb.why_not(&input, cause, self.lang);
+            let id = self.kb.causes.get(cause.0).map_or("", |c| c.id.as_str());
+            let report = WhyNotReport {
+                subject: subject.label.as_deref(),
+                line,
+                why_not: id,
+                status: match diagnosis.causes.iter().find(|c| c.id == id) {
+                    Some(found) if found.status == Status::Confirmed => "confirmed",
+                    Some(_) => "possible",
+                    None => "unreached",
+                },
+                ways: &ways,
+            };
+            write_why_not(&mut out, self.format, &report, compact, self.kb, self.lang)?;
+            return Ok((out, matched));
+        }
         if let Some(base) = &self.runbooks {
             for cause in &mut diagnosis.causes {
                 let page = kb_docs_gen::paths::cause(&cause.id).replace(".md", ".html");
                 cause.runbook = Some(format!("{base}/{page}"));
             }
         }
-        self.tally.matched |= !diagnosis.symptoms.is_empty();
         let report = Report {
             subject: subject.label.as_deref(),
             line,
             diagnosis: &diagnosis,
         };
-        output::write(self.out, self.format, &report, compact, self.lang)
+        output::write(&mut out, self.format, &report, compact, self.lang)?;
+        Ok((out, matched))
     }
+}
+
+/// The cause a `--why-not` id names; an error with a did-you-mean otherwise.
+pub fn cause_id(kb: &KnowledgeBase, id: &str) -> Result<CauseId, String> {
+    match kb.lookup(id) {
+        Some(Id::Cause(cause)) => Ok(cause),
+        found => {
+            let what = match found {
+                Some(Id::Symptom(_)) => " (it is a symptom)",
+                Some(Id::Check(_)) => " (it is a check)",
+                _ => "",
+            };
+            let names: Vec<&str> = kb.causes.iter().map(|c| c.id.as_str()).collect();
+            Err(format!(
+                "`{id}` is not a cause of this knowledge base{what}{}",
+                crate::command::graph::did_you_mean(id, &names)
+            ))
+        }
+    }
+}
+
+/// What `kb eval --why-not CAUSE --format json` writes for one subject
+/// (docs/json-schema.md).
+#[derive(Debug, Serialize)]
+pub struct WhyNotReport<'a> {
+    /// The object diagnosed: `pod default/web-1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<&'a str>,
+    /// The input line, for NDJSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The cause asked about.
+    pub why_not: &'a str,
+    /// `confirmed`, `possible` or `unreached`, as `kb eval` reports it.
+    pub status: &'static str,
+    /// Every way from a symptom to the cause, evaluated.
+    pub ways: &'a [WhyNot],
+}
+
+const BOLD: Style = Style::new().bold();
+const DIM: Style = Style::new().dimmed();
+const GREEN: Style = AnsiColor::Green.on_default().bold();
+const YELLOW: Style = AnsiColor::Yellow.on_default().bold();
+const RED: Style = AnsiColor::Red.on_default().bold();
+
+fn write_why_not(
+    out: &mut dyn Write,
+    format: Format,
+    report: &WhyNotReport<'_>,
+    compact: bool,
+    kb: &KnowledgeBase,
+    lang: Lang,
+) -> io::Result<()> {
+    match format {
+        Format::Json if compact => {
+            serde_json::to_writer(&mut *out, report)?;
+            writeln!(out)
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, report)?;
+            writeln!(out)
+        }
+        Format::Markdown => {
+            // Markdown gets no colour, whatever the stream does with it.
+            let mut text = Vec::new();
+            why_not_text(&mut text, report, kb, lang)?;
+            writeln!(out, "```text")?;
+            out.write_all(&anstream::adapter::strip_bytes(&text).into_vec())?;
+            writeln!(out, "```")?;
+            writeln!(out)
+        }
+        Format::Text => why_not_text(out, report, kb, lang),
+    }
+}
+
+/// The why-not report for people: each way, each condition with ✓, ✗ or ?,
+/// the fact values it read, and where the way stops.
+fn why_not_text(
+    out: &mut dyn Write,
+    report: &WhyNotReport<'_>,
+    kb: &KnowledgeBase,
+    lang: Lang,
+) -> io::Result<()> {
+    let subject = report.subject.unwrap_or("input");
+    match report.line {
+        Some(line) => writeln!(out, "{BOLD}{subject}{BOLD:#} {DIM}(line {line}){DIM:#}")?,
+        None => writeln!(out, "{BOLD}{subject}{BOLD:#}")?,
+    }
+    let title = kb
+        .lookup(report.why_not)
+        .and_then(|id| match id {
+            Id::Cause(cause) => kb.causes.get(cause.0),
+            _ => None,
+        })
+        .map_or("", |c| c.title.get(lang));
+    writeln!(out, "  why not {BOLD}{}{BOLD:#}: {title}", report.why_not)?;
+    let holding: Vec<&WhyNot> = report
+        .ways
+        .iter()
+        .filter(|w| w.stopped_at.is_none())
+        .collect();
+    let (verdict, shown): (String, Vec<&WhyNot>) = match report.status {
+        "confirmed" => (
+            format!("{GREEN}confirmed{GREEN:#} on this input: every condition on the way holds"),
+            holding,
+        ),
+        "possible" => (
+            format!("{YELLOW}possible{YELLOW:#} on this input: a condition on the way is unknown"),
+            report.ways.iter().collect(),
+        ),
+        _ if report.ways.is_empty() => (
+            String::from("not reached: no symptom leads to this cause"),
+            Vec::new(),
+        ),
+        _ => (
+            format!(
+                "{RED}not reached{RED:#}: every way to it stops at a condition that does not hold"
+            ),
+            report.ways.iter().collect(),
+        ),
+    };
+    writeln!(out, "  {verdict}")?;
+    for (i, way) in shown.iter().enumerate() {
+        writeln!(out)?;
+        let symptom = kb
+            .symptoms
+            .iter()
+            .find(|s| s.id == way.symptom)
+            .map_or("", |s| s.title.get(lang));
+        writeln!(
+            out,
+            "  way {} of {}, from symptom {BOLD}{}{BOLD:#} ({symptom}):",
+            i + 1,
+            shown.len(),
+            way.symptom
+        )?;
+        for (j, item) in way.evidence.iter().enumerate() {
+            let colour = match item.result {
+                Truth::True => GREEN,
+                Truth::Unknown => YELLOW,
+                Truth::False => RED,
+            };
+            writeln!(
+                out,
+                "    {colour}{}{colour:#} {}",
+                mark(item.result),
+                condition_text(item)
+            )?;
+            let facts = facts_text(&item.facts);
+            if !facts.is_empty() {
+                writeln!(out, "      {DIM}{facts}{DIM:#}")?;
+            }
+            if way.stopped_at == Some(j) {
+                writeln!(
+                    out,
+                    "      {colour}↑ stops here{colour:#}: {}",
+                    stop_reason(item)
+                )?;
+            }
+        }
+    }
+    writeln!(out)
+}
+
+/// The mark of a condition's truth: `✓`, `✗` or `?`.
+pub fn mark(truth: Truth) -> &'static str {
+    match truth {
+        Truth::True => "✓",
+        Truth::False => "✗",
+        Truth::Unknown => "?",
+    }
+}
+
+/// A condition as a trace shows it: `question → condition`, or the
+/// condition alone for a symptom's `when`.
+pub fn condition_text(item: &Evidence) -> String {
+    let condition = item
+        .condition
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match &item.check {
+        Some(check) => format!("{check} → {condition}"),
+        None => condition,
+    }
+}
+
+/// Why a way stops at a condition, in words.
+pub fn stop_reason(item: &Evidence) -> &'static str {
+    match item.result {
+        Truth::Unknown => "unknown: a fact it reads is missing",
+        _ if item.condition == "otherwise" => "false: a branch of this check holds",
+        _ => "false",
+    }
+}
+
+/// The facts a condition read: `name = value; other: absent; third: unknown`.
+pub fn facts_text(facts: &[FactSeen]) -> String {
+    facts
+        .iter()
+        .map(|fact| match (&fact.state, &fact.value) {
+            (FactState::Known, Some(value)) => {
+                let mut shown = value.to_string();
+                if shown.chars().count() > 200 {
+                    shown = shown.chars().take(200).collect::<String>() + "…";
+                }
+                format!("{} = {shown}", fact.name)
+            }
+            (FactState::Absent, _) => format!("{}: absent", fact.name),
+            _ => format!("{}: unknown", fact.name),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
