@@ -1,0 +1,335 @@
+//! A peer measured side by side: kb's bundled rules against the same decisions for the
+//! pending, crash-loop and image-pull symptoms written in Rego (`benches/rego/pod.rego`)
+//! and run by regorus, on the same generated bundles: `cargo bench -p kb --bench peer`.
+//!
+//! The data is `python3 /work/shared/bench/gen-bundles.py 2000 42`, or the NDJSON file
+//! named by `KB_BENCH_DATA`. Before measuring, the two are checked to agree: for every
+//! bundle, the causes kb confirms through these three symptoms must be the policy's.
+//! Every benchmark handles all the bundles once per iteration (items = bundles).
+
+#![expect(clippy::unwrap_used, reason = "benchmarks")]
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+
+use divan::Bencher;
+use divan::counter::ItemsCount;
+use kb::knowledge::Loaded;
+use kb_engine::Lang;
+use kb_engine::diagnosis::Status;
+use regorus::languages::rego::compiler::Compiler;
+use regorus::rvm::program::Program;
+use regorus::rvm::vm::RegoVM;
+use serde_json::Value;
+
+const GENERATOR: &str = "/work/shared/bench/gen-bundles.py";
+const POLICY: &str = include_str!("rego/pod.rego");
+const ENTRY: &str = "data.kb.causes";
+const SYMPTOMS: [&str; 3] = ["pod-pending", "pod-crash-loop", "pod-image-pull"];
+
+fn main() {
+    let Some(lines) = data() else {
+        println!(
+            "peer: no data; set KB_BENCH_DATA to an NDJSON file of bundles, or make python3 and \
+             {GENERATOR} available — skipped"
+        );
+        return;
+    };
+    agreement(lines);
+    divan::main();
+}
+
+/// The bundles, one JSON text each, read once.
+fn data() -> Option<&'static [String]> {
+    static DATA: OnceLock<Option<Vec<String>>> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let text = match std::env::var_os("KB_BENCH_DATA") {
+            Some(path) => std::fs::read_to_string(&path).ok()?,
+            None => {
+                let out = std::process::Command::new("python3")
+                    .args([GENERATOR, "2000", "42"])
+                    .output()
+                    .ok()?;
+                if !out.status.success() {
+                    return None;
+                }
+                String::from_utf8(out.stdout).ok()?
+            }
+        };
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        (!lines.is_empty()).then_some(lines)
+    })
+    .as_deref()
+}
+
+fn lines() -> &'static [String] {
+    data().unwrap()
+}
+
+fn loaded() -> Loaded {
+    Loaded::bundled()
+        .map_err(|_| "the bundled knowledge base compiles")
+        .unwrap()
+}
+
+/// kb's pipeline for one parsed bundle: adapter, bind, evaluate.
+fn kb_diagnose(loaded: &Loaded, document: Value) -> kb_engine::Diagnosis {
+    let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
+    loaded
+        .kb
+        .evaluate(&loaded.kb.bind(&subject.document), Lang::En)
+}
+
+/// The causes kb confirms through the three symptoms the policy covers.
+fn kb_causes(diagnosis: &kb_engine::Diagnosis) -> BTreeSet<String> {
+    diagnosis
+        .causes
+        .iter()
+        .filter(|c| c.status == Status::Confirmed && SYMPTOMS.contains(&c.symptom.as_str()))
+        .map(|c| c.id.clone())
+        .collect()
+}
+
+/// The policy, compiled once for the interpreter.
+fn compiled_policy() -> regorus::CompiledPolicy {
+    let mut engine = regorus::Engine::new();
+    engine
+        .add_policy(String::from("pod.rego"), String::from(POLICY))
+        .unwrap();
+    engine.compile_with_entrypoint(&ENTRY.into()).unwrap()
+}
+
+/// The policy compiled to an RVM program, loaded in a VM that is reused for every input.
+fn vm() -> RegoVM {
+    let program: Arc<Program> =
+        Compiler::compile_from_policy(&compiled_policy(), &[ENTRY]).unwrap();
+    let mut vm = RegoVM::new();
+    vm.load_program(program);
+    // The default cap is 25,000 instructions; a bundle here takes under 2,000, but a
+    // benchmark should not fail on a larger one.
+    vm.set_max_instructions(usize::MAX);
+    vm
+}
+
+fn rego_causes(result: &regorus::Value) -> BTreeSet<String> {
+    match result.as_set() {
+        Ok(set) => set
+            .iter()
+            .map(|v| v.as_string().unwrap().to_string())
+            .collect(),
+        Err(_) => BTreeSet::new(),
+    }
+}
+
+/// Checks, before measuring, that kb and the policy (in the RVM and in the interpreter)
+/// decide alike on every bundle, and prints the rate.
+fn agreement(lines: &[String]) {
+    let loaded = loaded();
+    let policy = compiled_policy();
+    let mut vm = vm();
+    let (mut same, mut with_causes, mut shown) = (0usize, 0usize, 0usize);
+    for (n, line) in lines.iter().enumerate() {
+        let ours = kb_causes(&kb_diagnose(&loaded, serde_json::from_str(line).unwrap()));
+        let input = regorus::Value::from_json_str(line).unwrap();
+        vm.set_input(input.clone());
+        let theirs = rego_causes(&vm.execute().unwrap());
+        let interpreted = rego_causes(&policy.eval_with_input(input).unwrap());
+        with_causes += usize::from(!ours.is_empty());
+        if ours == theirs && theirs == interpreted {
+            same += 1;
+        } else if shown < 10 {
+            shown += 1;
+            println!(
+                "peer: bundle {n} differs: kb {ours:?}, rvm {theirs:?}, interpreter {interpreted:?}"
+            );
+        }
+    }
+    let rate = 100.0 * same as f64 / lines.len() as f64;
+    println!(
+        "peer: {} bundles ({with_causes} with a confirmed cause of the three symptoms); kb and the Rego policy agree on {same} ({rate:.2} %)",
+        lines.len()
+    );
+}
+
+/// The floor: parse every bundle into `serde_json::Value`, nothing else.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn parse_value(bencher: Bencher<'_, '_>) {
+    let lines = lines();
+    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
+        lines
+            .iter()
+            .map(|l| usize::from(serde_json::from_str::<Value>(l).unwrap().is_object()))
+            .sum::<usize>()
+    });
+}
+
+/// kb end to end: parse, adapter, bind, evaluate.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_end_to_end(bencher: Bencher<'_, '_>) {
+    let loaded = loaded();
+    let lines = lines();
+    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
+        lines
+            .iter()
+            .map(|l| {
+                kb_diagnose(&loaded, serde_json::from_str(l).unwrap())
+                    .causes
+                    .len()
+            })
+            .sum::<usize>()
+    });
+}
+
+/// kb on documents already parsed and through the adapter: bind and evaluate.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_eval_only(bencher: Bencher<'_, '_>) {
+    let loaded = loaded();
+    let documents: Vec<Value> = lines()
+        .iter()
+        .map(|l| {
+            kb::adapter::subjects(vec![serde_json::from_str(l).unwrap()])
+                .unwrap()
+                .remove(0)
+                .document
+        })
+        .collect();
+    bencher.counter(ItemsCount::new(documents.len())).bench(|| {
+        documents
+            .iter()
+            .map(|d| {
+                loaded
+                    .kb
+                    .evaluate(&loaded.kb.bind(d), Lang::En)
+                    .causes
+                    .len()
+            })
+            .sum::<usize>()
+    });
+}
+
+/// The bundled rule files the three symptoms need, without their tests: pod.kb (shared
+/// facts), the three symptoms' files, and hook-failure.kb and error.kb, whose facts and
+/// causes crash-loop.kb reads (so two more symptoms come along: five of the seventeen).
+fn loaded_three() -> (tempfile::TempDir, Loaded) {
+    const FILES: [&str; 6] = [
+        "pod.kb",
+        "pending.kb",
+        "crash-loop.kb",
+        "image-pull.kb",
+        "hook-failure.kb",
+        "error.kb",
+    ];
+    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(rules.join("kb.toml"), dir.path().join("kb.toml")).unwrap();
+    for file in FILES {
+        let text = std::fs::read_to_string(rules.join(file)).unwrap();
+        let mut kept = String::new();
+        let mut in_test = false;
+        for line in text.lines() {
+            in_test |= line.starts_with("test ");
+            if !in_test {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+            in_test &= line != "}";
+        }
+        std::fs::write(dir.path().join(file), kept).unwrap();
+    }
+    let loaded = Loaded::from_dir(dir.path())
+        .map_err(|_| "the three symptoms' rule files compile")
+        .unwrap();
+    (dir, loaded)
+}
+
+/// `kb_eval_only` with only the rule files the three symptoms need (see `loaded_three`),
+/// to show how much of kb's time goes to the fourteen other symptoms.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_eval_only_three_symptoms(bencher: Bencher<'_, '_>) {
+    let (_dir, loaded) = loaded_three();
+    let documents: Vec<Value> = lines()
+        .iter()
+        .map(|l| {
+            kb::adapter::subjects(vec![serde_json::from_str(l).unwrap()])
+                .unwrap()
+                .remove(0)
+                .document
+        })
+        .collect();
+    bencher.counter(ItemsCount::new(documents.len())).bench(|| {
+        documents
+            .iter()
+            .map(|d| {
+                loaded
+                    .kb
+                    .evaluate(&loaded.kb.bind(d), Lang::En)
+                    .causes
+                    .len()
+            })
+            .sum::<usize>()
+    });
+}
+
+/// regorus end to end, compiled (RVM): parse into a regorus `Value`, set it as the input of
+/// a VM loaded once, run `data.kb.causes`.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn regorus_end_to_end(bencher: Bencher<'_, '_>) {
+    let mut vm = vm();
+    let lines = lines();
+    bencher
+        .counter(ItemsCount::new(lines.len()))
+        .bench_local(|| {
+            lines
+                .iter()
+                .map(|l| {
+                    vm.set_input(regorus::Value::from_json_str(l).unwrap());
+                    vm.execute().unwrap().as_set().map_or(0, |s| s.len())
+                })
+                .sum::<usize>()
+        });
+}
+
+/// regorus (RVM) on inputs already parsed into regorus values.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn regorus_eval_only(bencher: Bencher<'_, '_>) {
+    let mut vm = vm();
+    let inputs: Vec<regorus::Value> = lines()
+        .iter()
+        .map(|l| regorus::Value::from_json_str(l).unwrap())
+        .collect();
+    bencher
+        .counter(ItemsCount::new(inputs.len()))
+        .bench_local(|| {
+            inputs
+                .iter()
+                .map(|v| {
+                    vm.set_input(v.clone());
+                    vm.execute().unwrap().as_set().map_or(0, |s| s.len())
+                })
+                .sum::<usize>()
+        });
+}
+
+/// regorus's tree-walking interpreter end to end, for reference: parse, then evaluate the
+/// policy compiled once (`CompiledPolicy::eval_with_input`).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn regorus_interpreter_end_to_end(bencher: Bencher<'_, '_>) {
+    let policy = compiled_policy();
+    let lines = lines();
+    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
+        lines
+            .iter()
+            .map(|l| {
+                policy
+                    .eval_with_input(regorus::Value::from_json_str(l).unwrap())
+                    .unwrap()
+                    .as_set()
+                    .map_or(0, |s| s.len())
+            })
+            .sum::<usize>()
+    });
+}

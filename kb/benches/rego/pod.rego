@@ -1,0 +1,827 @@
+# The decisions of kb's bundled rules for three symptoms — pod-pending
+# (kb/rules/pending.kb), pod-crash-loop (crash-loop.kb) and pod-image-pull
+# (image-pull.kb) — written as a Rego policy, for `kb/benches/peer.rs`.
+#
+# Input: one bundle, {"pod", "events", "node"}, as kb reads it. Output:
+# `data.kb.causes`, the set of cause ids kb confirms through these three
+# symptoms (its "possible" causes are not reported).
+#
+# How kb's three-valued logic is carried over. A fact read from the input is
+# either a value or absent (a missing field or null); absent compares false,
+# so a Rego rule that is undefined on it behaves the same. The facts kubectl's
+# JSON cannot show (previous_log, kernel_oom_kill, image_node_pull,
+# image_repo_exists) are unknown unless given under `facts` (or at the top
+# level); a condition that needs them is then unknown and confirms nothing, so
+# every `not` below is only ever applied to a fact that is known. Where kb
+# reaches a later check only when every branch of the one before is known to
+# be false (image-pull's registry-answer), that is written out. This policy
+# expects `pod` and `events` to be given, as in every generated bundle (kb
+# would treat a missing `events` as unknown).
+package kb
+
+import rego.v1
+
+# ------------------------------------------------------------------ shared
+
+# A field that holds a value (kb: exists).
+has(obj, key) if obj[key] != null
+
+# A fact given directly, under `facts` or at the top level.
+given(name) := v if {
+	v := input.facts[name]
+	v != null
+} else := v if {
+	v := input[name]
+	v != null
+}
+
+_events_raw := input.events if {
+	is_array(input.events)
+} else := []
+
+# The events, oldest first, as kb's adapter orders them (a stable sort by the
+# first timestamp an event has).
+events := [p[2] | some p in sort([[_time_key(e), i, e] | some i, e in _events_raw])]
+
+_time_key(e) := k if {
+	k := e.series.lastObservedTime
+	is_string(k)
+} else := k if {
+	k := e.lastTimestamp
+	is_string(k)
+} else := k if {
+	k := e.eventTime
+	is_string(k)
+} else := k if {
+	k := e.firstTimestamp
+	is_string(k)
+} else := k if {
+	k := e.metadata.creationTimestamp
+	is_string(k)
+} else := ""
+
+last_message(list) := m if {
+	n := count(list)
+	n > 0
+	m := list[n - 1].message
+	is_string(m)
+}
+
+container_statuses := s if {
+	s := input.pod.status.containerStatuses
+	is_array(s)
+} else := []
+
+init_container_statuses := s if {
+	s := input.pod.status.initContainerStatuses
+	is_array(s)
+} else := []
+
+pod_conditions := c if {
+	c := input.pod.status.conditions
+	is_array(c)
+} else := []
+
+default pod_statuses_shown := false
+
+pod_statuses_shown if input.pod.status.containerStatuses != null
+
+pod_statuses_shown if input.pod.status.initContainerStatuses != null
+
+pod_on_node_events if {
+	some e in events
+	e.reason in {
+		"Scheduled", "FailedAttachVolume", "SuccessfulAttachVolume", "FailedMount",
+		"FailedCreatePodSandBox", "SandboxChanged", "Pulling", "Pulled", "Created", "Started",
+		"BackOff", "Unhealthy", "Killing", "FailedPostStartHook", "ErrImageNeverPull", "InspectFailed",
+	}
+}
+
+pod_on_node_events if {
+	some e in events
+	e.source.component == "kubelet"
+}
+
+# ----------------------------------------------------------------- pending
+
+unschedulable if {
+	some c in pod_conditions
+	c.type == "PodScheduled"
+	c.status == "False"
+}
+
+_sched_event(e) if e.reason == "FailedScheduling"
+
+_sched_event(e) if {
+	not has(e, "reason")
+	regex.match(`^(0/\d+ nodes are available|No nodes are available that match)`, e.message)
+}
+
+scheduling_events := [e | some e in events; _sched_event(e)]
+
+scheduling_message := m if {
+	conds := [c | some c in pod_conditions; c.type == "PodScheduled"; c.status == "False"]
+	m := conds[0].message
+	is_string(m)
+} else := m if {
+	m := last_message(scheduling_events)
+}
+
+nodes_unavailable if regex.match(
+	`^0/\d+ nodes are available: (\d+ node\(s\) (had (untolerated )?taints? \{node\.kubernetes\.io/(not-ready|unreachable|unschedulable):[^}]*\}(, that the pod didn't tolerate)?|were unschedulable|were not ready)(, |\.|$) ?)+(preemption: .*)?$`,
+	scheduling_message,
+)
+
+nodes_unavailable if contains(scheduling_message, "no nodes available to schedule pods")
+
+scheduled_condition if {
+	some c in pod_conditions
+	c.type == "PodScheduled"
+}
+
+_phase_pending if input.pod.status.phase == "Pending"
+
+_phase_exists if input.pod.status.phase != null
+
+_node_name_exists if input.pod.spec.nodeName != null
+
+pending if {
+	_phase_pending
+	unschedulable
+}
+
+pending if {
+	not _node_name_exists
+	not pod_on_node_events
+	_pending_unplaced
+}
+
+_pending_unplaced if _phase_pending
+
+_pending_unplaced if {
+	not _phase_exists
+	unschedulable
+}
+
+_pending_unplaced if {
+	not _phase_exists
+	count(scheduling_events) > 0
+}
+
+# check scheduler-says: every branch that holds is followed.
+# kb's one regex `Insufficient (cpu|memory|ephemeral-storage|hugepages-[\w-]+|[\w.-]+/[\w.-]+)`,
+# split in three: as one, its Unicode classes compile past regorus's 100 KiB regex limit.
+_p_resources if regex.match(`Insufficient (cpu|memory|ephemeral-storage)`, scheduling_message)
+
+_p_resources if regex.match(`Insufficient hugepages-[\w-]+`, scheduling_message)
+
+_p_resources if regex.match(`Insufficient [\w.-]+/[\w.-]+`, scheduling_message)
+
+_p_pods if regex.match(`Too many pods|Insufficient pods`, scheduling_message)
+
+_p_selector if regex.match(`didn't match (Pod's )?node (affinity/)?selector|MatchNodeSelector|node\(s\) didn't match node selector`, scheduling_message)
+
+_p_pod_affinity if regex.match(`didn't match pod (anti-)?affinity rules|didn't satisfy existing pods anti-affinity rules|MatchInterPodAffinity`, scheduling_message)
+
+_p_volume_zone if regex.match(`volume node affinity conflict|no available volume zone|NoVolumeZoneConflict`, scheduling_message)
+
+_p_unbound_pvc if regex.match(`unbound immediate PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found`, scheduling_message)
+
+_p_host_port if regex.match(`didn't have free ports for the requested pod ports|PodFitsHostPorts`, scheduling_message)
+
+_p_taint if {
+	regex.match(`untolerated taint|that the pod didn't tolerate|PodToleratesNodeTaints`, scheduling_message)
+	not nodes_unavailable
+}
+
+_scheduler_says if _p_resources
+
+_scheduler_says if _p_pods
+
+_scheduler_says if nodes_unavailable
+
+_scheduler_says if _p_selector
+
+_scheduler_says if _p_pod_affinity
+
+_scheduler_says if _p_volume_zone
+
+_scheduler_says if _p_unbound_pvc
+
+_scheduler_says if _p_host_port
+
+_scheduler_says if _p_taint
+
+causes contains "pending.insufficient-resources" if {
+	pending
+	_p_resources
+}
+
+causes contains "pending.too-many-pods" if {
+	pending
+	_p_pods
+}
+
+causes contains "pending.no-ready-nodes" if {
+	pending
+	nodes_unavailable
+}
+
+causes contains "pending.node-selector-mismatch" if {
+	pending
+	_p_selector
+	is_object(input.pod.spec.nodeSelector)
+}
+
+causes contains "pending.affinity-unsatisfied" if {
+	pending
+	_p_selector
+	is_object(input.pod.spec.affinity.nodeAffinity)
+}
+
+causes contains "pending.affinity-unsatisfied" if {
+	pending
+	_p_pod_affinity
+}
+
+causes contains "pending.volume-zone-conflict" if {
+	pending
+	_p_volume_zone
+}
+
+causes contains "pending.unbound-pvc" if {
+	pending
+	_p_unbound_pvc
+}
+
+causes contains "pending.host-port-conflict" if {
+	pending
+	_p_host_port
+}
+
+causes contains "pending.untolerated-taint" if {
+	pending
+	_p_taint
+}
+
+# check scheduler-tried, reached when no branch of scheduler-says holds.
+causes contains "pending.scheduler-down" if {
+	pending
+	not _scheduler_says
+	not scheduled_condition
+	count(scheduling_events) == 0
+}
+
+# -------------------------------------------------------------- crash loop
+
+_crash_looping := [c | some c in container_statuses; c.state.waiting.reason == "CrashLoopBackOff"]
+
+_terminated(c) if c.lastState.terminated != null
+
+_terminated(c) if c.state.terminated != null
+
+_restarted := [c | some c in container_statuses; c.restartCount > 0; _terminated(c)]
+
+crashing_container := c if {
+	c := _crash_looping[0]
+	is_object(c)
+} else := c if {
+	c := _restarted[0]
+	is_object(c)
+}
+
+exit_code := x if {
+	x := crashing_container.state.terminated.exitCode
+	is_number(x)
+} else := x if {
+	x := crashing_container.lastState.terminated.exitCode
+	is_number(x)
+}
+
+termination_reason := x if {
+	x := crashing_container.state.terminated.reason
+	is_string(x)
+} else := x if {
+	x := crashing_container.lastState.terminated.reason
+	is_string(x)
+}
+
+termination_message := x if {
+	x := crashing_container.state.terminated.message
+	is_string(x)
+} else := x if {
+	x := crashing_container.lastState.terminated.message
+	is_string(x)
+}
+
+_failed_or_unnamed(e) if e.reason == "Failed"
+
+_failed_or_unnamed(e) if not has(e, "reason")
+
+_start_refused(m) if contains(m, "failed to start container")
+
+_start_refused(m) if contains(m, "failed to create containerd task")
+
+start_failure := m if {
+	s := [c | some c in container_statuses; c.lastState.terminated.reason in {"StartError", "ContainerCannotRun"}]
+	m := s[0].lastState.terminated.message
+	is_string(m)
+} else := m if {
+	s := [c | some c in container_statuses; c.state.waiting.reason in {"RunContainerError", "CreateContainerError"}]
+	m := s[0].state.waiting.message
+	is_string(m)
+} else := m if {
+	m := last_message([e | some e in events; _failed_or_unnamed(e); _start_refused(e.message)])
+}
+
+previous_log := v if {
+	v := given("previous_log")
+	is_string(v)
+}
+
+program_output := m if {
+	m := termination_message
+	is_string(m)
+} else := m if {
+	m := previous_log
+}
+
+_crash_loop_backoff if {
+	some c in container_statuses
+	c.state.waiting.reason == "CrashLoopBackOff"
+}
+
+default liveness_killed := false
+
+liveness_killed if {
+	some e in events
+	_killing_or_unnamed(e)
+	contains(e.message, "failed liveness probe")
+}
+
+liveness_killed if {
+	some e in events
+	_unhealthy_or_unnamed(e)
+	startswith(e.message, "Liveness probe failed")
+}
+
+_killing_or_unnamed(e) if e.reason == "Killing"
+
+_killing_or_unnamed(e) if not has(e, "reason")
+
+_unhealthy_or_unnamed(e) if e.reason == "Unhealthy"
+
+_unhealthy_or_unnamed(e) if not has(e, "reason")
+
+node_memory_pressure if {
+	some c in input.node.status.conditions
+	c.type == "MemoryPressure"
+	c.status == "True"
+}
+
+crash_restart_events if {
+	some e in events
+	_crash_restart_message(e.message)
+}
+
+_crash_restart_message(m) if startswith(m, "Back-off restarting failed")
+
+_crash_restart_message(m) if contains(m, "failed liveness probe")
+
+_crash_restart_message(m) if _start_refused(m)
+
+# hook-failure.kb's hook_post_start_failed, which crash-loop reads.
+hook_post_start_defined if {
+	some c in input.pod.spec.containers
+	c.lifecycle.postStart != null
+}
+
+default hook_post_start_failed := false
+
+hook_post_start_failed if {
+	not _post_start_ruled_out
+	_post_start_failure_seen
+}
+
+_post_start_ruled_out if {
+	input.pod.spec.containers != null
+	not hook_post_start_defined
+}
+
+_post_start_failure_seen if {
+	some c in container_statuses
+	c.state.waiting.reason == "PostStartHookError"
+}
+
+_post_start_failure_seen if {
+	some e in events
+	e.reason == "FailedPostStartHook"
+}
+
+_post_start_failure_seen if {
+	some e in events
+	e.reason == "Killing"
+	e.message == "FailedPostStartHook"
+}
+
+_post_start_failure_seen if {
+	some e in events
+	not has(e, "reason")
+	regex.match(`^(Exec|HTTP) lifecycle hook .* failed - error:|^PostStartHook failed$`, e.message)
+}
+
+crash_loop if _crash_loop_backoff
+
+crash_loop if {
+	crashing_container.restartCount > 0
+	is_number(exit_code)
+}
+
+crash_loop if {
+	not pod_statuses_shown
+	crash_restart_events
+}
+
+# check last-run: every branch that holds is followed.
+_oom_killed if termination_reason == "OOMKilled"
+
+_app_exit if {
+	exit_code >= 1
+	exit_code <= 125
+}
+
+causes contains "crash.oom-limit" if {
+	crash_loop
+	_oom_killed
+}
+
+causes contains "hook.post-start-failed" if {
+	crash_loop
+	hook_post_start_failed
+}
+
+causes contains "crash.liveness-probe" if {
+	crash_loop
+	liveness_killed
+}
+
+causes contains "crash.mount-target-missing" if {
+	crash_loop
+	contains(start_failure, "volume-subpaths")
+	contains(start_failure, "no such file or directory")
+}
+
+causes contains "crash.read-only-filesystem" if {
+	crash_loop
+	contains(start_failure, "read-only file system")
+	not contains(start_failure, "mount through procfd")
+}
+
+causes contains "crash.command-not-found" if {
+	crash_loop
+	_command_not_found
+}
+
+_command_not_found if exit_code == 127
+
+_command_not_found if regex.match(`executable file not found|exec: .*no such file or directory`, start_failure)
+
+causes contains "crash.command-not-executable" if {
+	crash_loop
+	_command_not_executable
+}
+
+_command_not_executable if exit_code == 126
+
+_command_not_executable if regex.match(`exec: .*permission denied`, start_failure)
+
+causes contains "crash.no-foreground-process" if {
+	crash_loop
+	exit_code == 0
+	_restarts_always
+	not hook_post_start_failed
+}
+
+_restarts_always if input.pod.spec.restartPolicy == "Always"
+
+_restarts_always if _crash_loop_backoff
+
+# check program-said, entered on an application exit, or on a log of a run
+# the kubelet did not kill or fail to start when no exit code is known.
+_program_said if _app_exit
+
+_program_said if {
+	not is_number(exit_code)
+	is_string(program_output)
+	not is_string(start_failure)
+	not liveness_killed
+	not hook_post_start_failed
+}
+
+causes contains "error.rbac-forbidden" if {
+	crash_loop
+	_program_said
+	regex.match(`forbidden: User \\?"system:serviceaccount:[^"\\]+\\?" cannot`, program_output)
+}
+
+causes contains "crash.dns-failure" if {
+	crash_loop
+	_program_said
+	regex.match(`no such host|Name or service not known|Temporary failure in name resolution|server misbehaving|Could not resolve host|getaddrinfo ENOTFOUND|UnknownHostException`, program_output)
+}
+
+causes contains "crash.ipv6-unsupported" if {
+	crash_loop
+	_program_said
+	contains(program_output, "Address family not supported by protocol")
+}
+
+causes contains "crash.config-invalid" if {
+	crash_loop
+	_program_said
+	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|yaml: line \d+|json: cannot unmarshal|toml: `, program_output)
+}
+
+causes contains "crash.app-error" if {
+	crash_loop
+	_app_exit
+}
+
+# check node-oom, for a SIGKILL that was neither the cgroup's OOM kill nor the kubelet's.
+causes contains "crash.oom-node" if {
+	crash_loop
+	exit_code == 137
+	not _oom_killed
+	not liveness_killed
+	not hook_post_start_failed
+	_node_out_of_memory
+}
+
+_node_out_of_memory if node_memory_pressure
+
+_node_out_of_memory if given("kernel_oom_kill") == true
+
+causes contains "crash.segfault" if {
+	crash_loop
+	exit_code > 128
+	exit_code != 137
+	not liveness_killed
+	not hook_post_start_failed
+}
+
+# -------------------------------------------------------------- image pull
+
+image_reasons := {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull", "ImageInspectError", "RegistryUnavailable"}
+
+image_container := c if {
+	s := [c | some c in init_container_statuses; c.state.waiting.reason in image_reasons]
+	c := s[0]
+	is_object(c)
+} else := c if {
+	s := [c | some c in container_statuses; c.state.waiting.reason in image_reasons]
+	c := s[0]
+	is_object(c)
+}
+
+image_event_reason := r if {
+	m := last_message([e | some e in events; regex.match(`^Error: (ImagePullBackOff|ErrImagePull|InvalidImageName|ErrImageNeverPull|ImageInspectError|RegistryUnavailable)$`, e.message)])
+	is_string(m)
+	r := trim_prefix(m, "Error: ")
+} else := "InvalidImageName" if {
+	some e in events
+	regex.match(`^Failed to apply default image tag|couldn't parse image reference`, e.message)
+} else := "ErrImageNeverPull" if {
+	some e in events
+	_never_pull_event(e)
+} else := "ImageInspectError" if {
+	some e in events
+	startswith(e.message, "Failed to inspect image")
+} else := "ErrImagePull" if {
+	some e in events
+	startswith(e.message, "Failed to pull image")
+} else := "ImagePullBackOff" if {
+	some e in events
+	startswith(e.message, "Back-off pulling image")
+}
+
+_never_pull_event(e) if e.reason == "ErrImageNeverPull"
+
+_never_pull_event(e) if contains(e.message, "is not present with pull policy of Never")
+
+image_waiting_reason := r if {
+	r := image_container.state.waiting.reason
+	is_string(r)
+} else := r if {
+	not pod_statuses_shown
+	r := image_event_reason
+}
+
+image_ref := i if {
+	i := image_container.image
+	is_string(i)
+} else := i if {
+	m := last_message([e | some e in events; regex.match(`^(Failed to pull image|Back-off pulling image|Failed to apply default image tag|Failed to inspect image|Container image) "`, e.message)])
+	is_string(m)
+	i := regex.find_all_string_submatch_n(`image (?:tag )?"([^"]+)"`, m, 1)[0][1]
+}
+
+image_pull_policy := p if {
+	s := [c | some c in input.pod.spec.initContainers; c.name == image_container.name]
+	p := s[0].imagePullPolicy
+	is_string(p)
+} else := p if {
+	s := [c | some c in input.pod.spec.containers; c.name == image_container.name]
+	p := s[0].imagePullPolicy
+	is_string(p)
+}
+
+image_pull_secrets if input.pod.spec.imagePullSecrets != null
+
+image_pull_secret_missing if {
+	some e in events
+	e.reason == "FailedToRetrieveImagePullSecret"
+}
+
+image_shared_registry if regex.match(`^(docker\.io|index\.docker\.io|registry-1\.docker\.io|ghcr\.io|quay\.io|registry\.gitlab\.com|gcr\.io|public\.ecr\.aws)/|^[^/]+$|^[^/.:]+/`, image_ref)
+
+_kubelet_image_event(e) if regex.match(`^(Failed to pull image|Failed to apply default image tag|Failed to inspect image) `, e.message)
+
+_kubelet_image_event(e) if contains(e.message, "is not present with pull policy of Never")
+
+_kubelet_image_event(e) if e.reason == "InspectFailed"
+
+_kubelet_image_event(e) if e.reason == "ErrImageNeverPull"
+
+image_kubelet_error := m if {
+	m := image_container.state.waiting.message
+	is_string(m)
+	not regex.match(`^Back-off pulling image "[^"]*"$`, m)
+} else := m if {
+	m := last_message([e | some e in events; contains(e.message, image_ref); _kubelet_image_event(e)])
+}
+
+# Unknown (undefined) unless the kubelet's error is at hand or a pull by hand was given.
+image_error := m if {
+	m := image_kubelet_error
+	is_string(m)
+} else := m if {
+	m := given("image_node_pull")
+	is_string(m)
+}
+
+# Each is true or false when image_error is known, undefined when it is not.
+image_network_error := regex.match(`dial tcp|no such host|server misbehaving|TLS handshake timeout|request canceled while waiting for connection|connection reset by peer`, image_error)
+
+image_auth_rejected := regex.match(`\b40[13]\b|(?i:unauthorized|authentication required|no basic auth credentials|failed to fetch (anonymous|oauth) token|access forbidden|not authorized)`, image_error)
+
+image_access_denied := regex.match(`pull access denied|repository does not exist or may require|does not exist or no pull access|requested access to the resource is denied|insufficient_scope`, image_error)
+
+image_content_corrupted := regex.match(`unknown blob|blob unknown|file integrity checksum failed|failed size validation|unexpected commit digest|filesystem layer verification failed|readlink \S+: invalid argument|blobs/sha256:[0-9a-f]+ not found`, image_error)
+
+image_manifest_missing := regex.match(`code = NotFound|manifest unknown|manifest for \S+ not found|: not found\b|\bimage \S+ not found|name unknown|repository name not known to registry`, image_error)
+
+image_pull if image_waiting_reason in image_reasons
+
+# check waiting-reason: every branch that holds is followed.
+causes contains "image.invalid-name" if {
+	image_pull
+	image_waiting_reason == "InvalidImageName"
+}
+
+causes contains "image.never-pull" if {
+	image_pull
+	_w_never_pull
+}
+
+_w_never_pull if image_waiting_reason == "ErrImageNeverPull"
+
+_w_never_pull if {
+	image_pull_policy == "Never"
+	contains(image_error, "is not present with pull policy of Never")
+}
+
+causes contains "image.corrupted" if {
+	image_pull
+	image_waiting_reason == "ImageInspectError"
+	not regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon`, image_error)
+}
+
+causes contains "image.registry-unreachable" if {
+	image_pull
+	image_waiting_reason == "RegistryUnavailable"
+}
+
+# check registry-answer, reached when every branch of waiting-reason is known
+# not to hold (one that is unknown leaves its causes possible).
+_registry_answer if {
+	image_pull
+	not image_waiting_reason in {"InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable"}
+	_not_never_pull
+	_not_inspect_error
+}
+
+_not_never_pull if image_pull_policy != "Never"
+
+_not_never_pull if not image_pull_policy
+
+_not_never_pull if {
+	is_string(image_error)
+	not contains(image_error, "is not present with pull policy of Never")
+}
+
+_not_inspect_error if image_waiting_reason != "ImageInspectError"
+
+_not_inspect_error if regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon`, image_error)
+
+causes contains "image.pull-throttled" if {
+	_registry_answer
+	contains(image_error, "pull QPS exceeded")
+}
+
+causes contains "image.registry-rate-limited" if {
+	_registry_answer
+	regex.match(`toomanyrequests|429 Too Many Requests|pull rate limit`, image_error)
+}
+
+causes contains "image.insecure-registry" if {
+	_registry_answer
+	contains(image_error, "server gave HTTP response to HTTPS client")
+}
+
+causes contains "image.untrusted-certificate" if {
+	_registry_answer
+	contains(image_error, "certificate signed by unknown authority")
+}
+
+causes contains "image.registry-unreachable" if {
+	_registry_answer
+	image_network_error == true
+}
+
+causes contains "image.pull-timeout" if {
+	_registry_answer
+	regex.match(`context deadline exceeded|context canceled|net/http: request canceled|because of no progress|code = DeadlineExceeded|code = Canceled`, image_error)
+	image_network_error == false
+}
+
+causes contains "image.corrupted" if {
+	_registry_answer
+	image_content_corrupted == true
+}
+
+causes contains "image.registry-auth" if {
+	_registry_answer
+	image_auth_rejected == true
+	_private_or_with_secrets
+}
+
+_private_or_with_secrets if not image_shared_registry
+
+_private_or_with_secrets if image_pull_secrets
+
+# check denied-or-missing
+_denied_or_missing if {
+	_registry_answer
+	image_access_denied == true
+	image_auth_rejected == false
+}
+
+_denied_or_missing if {
+	_registry_answer
+	image_auth_rejected == true
+	image_shared_registry
+	not image_pull_secrets
+}
+
+_denied_settled if image_pull_secret_missing
+
+_denied_settled if {
+	not image_pull_secrets
+	not image_shared_registry
+}
+
+causes contains "image.registry-auth" if {
+	_denied_or_missing
+	_denied_settled
+}
+
+# else: check repo-exists, which needs a fact kubectl's JSON does not hold.
+causes contains "image.registry-auth" if {
+	_denied_or_missing
+	not _denied_settled
+	given("image_repo_exists") == true
+}
+
+causes contains "image.not-found" if {
+	_denied_or_missing
+	not _denied_settled
+	given("image_repo_exists") == false
+}
+
+causes contains "image.not-found" if {
+	_registry_answer
+	image_manifest_missing == true
+	image_access_denied == false
+	image_content_corrupted == false
+	image_network_error == false
+}
