@@ -20,7 +20,7 @@
 //!   needs, on one line when they fit, else broken before the top-level `or`s
 //!   (or `and`s) with a continuation indented two more, then inside brackets;
 //! - inline JSON compact on one line when it fits, else pretty-printed, keys
-//!   in their order;
+//!   sorted;
 //! - comments kept: a comment on a line of its own goes before the
 //!   declaration, clause, branch or step that follows it (at its indentation),
 //!   or at the end of its block; a comment after code stays at the end of the

@@ -184,6 +184,25 @@ fn kb_end_to_end(bencher: Bencher<'_, '_>) {
     });
 }
 
+/// kb end to end as `kb eval` runs a line of NDJSON on one core: parse
+/// keeping only what the rules read, adapter, bind, evaluate.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
+    let loaded = loaded();
+    let needs = kb::adapter::needs(&loaded.kb);
+    let lines = lines();
+    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
+        lines
+            .iter()
+            .map(|l| {
+                kb_diagnose(&loaded, needs.parse(l.as_bytes()).unwrap())
+                    .causes
+                    .len()
+            })
+            .sum::<usize>()
+    });
+}
+
 /// kb on documents already parsed and through the adapter: bind and evaluate.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_eval_only(bencher: Bencher<'_, '_>) {

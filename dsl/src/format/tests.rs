@@ -139,25 +139,25 @@ test "inline" { input { "b" : [1, 2.5, {"c": null}], "a": true } }"#,
 }
 
 test "inline" {
-  input {"b": [1, 2.5, {"c": null}], "a": true}
+  input {"a": true, "b": [1, 2.5, {"c": null}]}
 }
 "#,
     );
 }
 
 #[test]
-fn long_json_is_pretty_printed_in_key_order() {
+fn long_json_is_pretty_printed_with_sorted_keys() {
     let long = "x".repeat(80);
     check(
         &format!(r#"test "t" {{ input {{"z": {{"b": "{long}", "a": []}}, "y": 1}} }}"#),
         &format!(
             r#"test "t" {{
   input {{
+    "y": 1,
     "z": {{
-      "b": "{long}",
-      "a": []
-    }},
-    "y": 1
+      "a": [],
+      "b": "{long}"
+    }}
   }}
 }}
 "#
