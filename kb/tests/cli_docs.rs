@@ -1,0 +1,188 @@
+//! End-to-end tests of `kb docs` and of `kb facts`' failures, run on the built binary.
+
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
+
+fn kb(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    output
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn docs_writes_both_books_and_an_html_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let run = kb(&["docs", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stdout).starts_with("wrote "),
+        "{}",
+        text(&run.stdout)
+    );
+    for page in [
+        "en/index.md",
+        "zh/index.md",
+        "en/symptoms/pod-pending.md",
+        "zh/causes/crash.oom-limit.md",
+        "en/SUMMARY.md",
+        "README.md",
+    ] {
+        assert!(out.join(page).is_file(), "no {page}");
+    }
+    let html = dir.path().join("html");
+    let run = kb(&[
+        "docs",
+        "--out",
+        html.to_str().unwrap(),
+        "--html",
+        "--lang",
+        "zh",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let page = std::fs::read_to_string(html.join("zh/symptoms/pod-pending.html")).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains("Pod 一直处于 Pending"),
+        "{page}"
+    );
+    assert!(!html.join("en").exists(), "--lang zh writes Chinese only");
+}
+
+#[test]
+fn docs_with_a_template_override_uses_it_and_refuses_unknown_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let theme = dir.path().join("theme");
+    std::fs::create_dir(&theme).unwrap();
+    std::fs::write(
+        theme.join("facts.md.j2"),
+        "# {{ book.facts | length }} facts\n",
+    )
+    .unwrap();
+    let out = dir.path().join("site");
+    let run = kb(&[
+        "docs",
+        "--out",
+        out.to_str().unwrap(),
+        "--templates",
+        theme.to_str().unwrap(),
+        "--lang",
+        "en",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let facts = std::fs::read_to_string(out.join("en/facts.md")).unwrap();
+    assert!(
+        facts.ends_with(" facts\n") && facts.starts_with("# "),
+        "{facts}"
+    );
+
+    std::fs::write(theme.join("fact.md.j2"), "typo").unwrap();
+    let again = dir.path().join("again");
+    let run = kb(&[
+        "docs",
+        "--out",
+        again.to_str().unwrap(),
+        "--templates",
+        theme.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        text(&run.stderr).contains("`fact.md.j2` overrides no template"),
+        "{}",
+        text(&run.stderr)
+    );
+    assert!(!again.exists(), "a failed run writes nothing");
+}
+
+#[test]
+fn a_failed_docs_run_leaves_the_previous_site_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep.md"), "previous").unwrap();
+    let theme = dir.path().join("theme");
+    std::fs::create_dir(&theme).unwrap();
+    std::fs::write(theme.join("index.md.j2"), "{% if %}").unwrap();
+    let run = kb(&[
+        "docs",
+        "--out",
+        out.to_str().unwrap(),
+        "--templates",
+        theme.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.md")).unwrap(),
+        "previous"
+    );
+    let missing = kb(&[
+        "docs",
+        "--out",
+        out.to_str().unwrap(),
+        "--templates",
+        "/nonexistent/theme",
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr).contains("/nonexistent/theme"),
+        "{}",
+        text(&missing.stderr)
+    );
+}
+
+#[test]
+fn docs_of_a_broken_knowledge_base_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.kb"), "symptom s \"S\" { wen x }\n").unwrap();
+    let out = dir.path().join("site");
+    let run = kb(&[
+        "docs",
+        "--kb",
+        dir.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(3));
+    assert!(
+        text(&run.stderr).contains("bad.kb:1:17"),
+        "{}",
+        text(&run.stderr)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn facts_of_bad_input_exits_2_with_the_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"pod\": {\"metadata\": }").unwrap();
+    let run = kb(&["facts", bad.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        text(&run.stderr).contains("bad.json:1:"),
+        "{}",
+        text(&run.stderr)
+    );
+    let missing = kb(&["facts", "/nonexistent.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/crash-loop-oomkilled.json");
+    let ok = kb(&["facts", example.to_str().unwrap()]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(
+        text(&ok.stdout).contains("termination_reason")
+            && text(&ok.stdout).contains("\"OOMKilled\"")
+    );
+}
