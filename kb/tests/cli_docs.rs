@@ -1,6 +1,6 @@
 //! End-to-end tests of `kb docs` and of `kb facts`' failures, run on the built binary.
 
-#![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 use std::path::Path;
 use std::process::Output;
