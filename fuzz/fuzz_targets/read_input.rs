@@ -1,0 +1,21 @@
+//! Arbitrary bytes through input reading: one document, concatenated
+//! documents, or NDJSON lines.
+#![no_main]
+
+use kb::read::Content;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let reader = Box::new(std::io::Cursor::new(data.to_vec()));
+    match kb::read::content("fuzz", reader) {
+        Ok(Content::Documents(documents)) => {
+            let _ = documents.len();
+        }
+        Ok(Content::Lines(lines)) => {
+            for (_number, document) in lines {
+                let _ = document.is_ok();
+            }
+        }
+        Err(_) => {}
+    }
+});
