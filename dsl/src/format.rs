@@ -29,6 +29,7 @@
 use std::collections::HashMap;
 
 use crate::ast::*;
+use crate::parse::dedent;
 use crate::parse::{ParseErrors, parse};
 use crate::problem::{Code, Problem};
 use crate::source::{Loc, Source};
@@ -1042,30 +1043,6 @@ fn decode(written: &str) -> Option<String> {
     } else {
         Some(inner.to_owned())
     }
-}
-
-/// The parser's reading of a `"""` string: the indentation common to its
-/// non-blank lines removed, and its blank first and last lines.
-fn dedent(raw: &str) -> String {
-    let raw = raw
-        .strip_prefix('\n')
-        .or_else(|| raw.strip_prefix("\r\n"))
-        .unwrap_or(raw);
-    let lines: Vec<&str> = raw.lines().collect();
-    let indent = lines
-        .iter()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| line.len() - line.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    let mut out: Vec<&str> = lines
-        .iter()
-        .map(|line| line.get(indent..).unwrap_or_else(|| line.trim_start()))
-        .collect();
-    while out.last().is_some_and(|line| line.trim().is_empty()) {
-        out.pop();
-    }
-    out.join("\n")
 }
 
 /// A `"""` string whose lines start two columns past `indent`, closed at

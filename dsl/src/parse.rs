@@ -914,7 +914,7 @@ fn describe(rule: Rule) -> &'static str {
 
 /// Removes the indentation common to every non-blank line, and the blank
 /// first and last lines of a `"""` string.
-fn dedent(raw: &str) -> String {
+pub(crate) fn dedent(raw: &str) -> String {
     let raw = raw
         .strip_prefix('\n')
         .or_else(|| raw.strip_prefix("\r\n"))

@@ -82,7 +82,7 @@ impl Outcome {
                     eval::condition_text(stop),
                     eval::stop_reason(stop)
                 ));
-                let facts = eval::facts_text(&stop.facts);
+                let facts = crate::output::text::facts_text(&stop.facts);
                 if !facts.is_empty() {
                     lines.push(format!("    {facts}"));
                 }

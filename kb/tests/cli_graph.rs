@@ -13,64 +13,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod common;
+use common::{Run, example, kb, run};
+
 // ------------------------------------------------------------------ helpers
-
-/// The `kb` binary, with the colour variables of the calling environment removed.
-fn kb() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
-    command
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR")
-        .env_remove("CLICOLOR_FORCE");
-    command
-}
-
-/// What one run of `kb` did.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `kb ARGS`; a crash or a panic fails the test whatever the command.
-fn run<I, S>(args: I) -> Run
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let output = kb().args(args).output().expect("run kb");
-    let stdout = String::from_utf8(output.stdout).expect("stdout is UTF-8");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    let code = output
-        .status
-        .code()
-        .unwrap_or_else(|| panic!("kb was killed by a signal; stderr:\n{stderr}"));
-    assert!(
-        !stderr.contains("panicked"),
-        "kb panicked (exit {code}):\n{stderr}"
-    );
-    Run {
-        code,
-        stdout,
-        stderr,
-    }
-}
-
-/// `examples/NAME` of the workspace.
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the kb crate is in a workspace")
-        .join("examples")
-        .join(name)
-}
 
 fn json(run: &Run) -> Value {
     assert_eq!(run.code, 0, "stderr:\n{}", run.stderr);

@@ -15,59 +15,14 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod common;
+use common::{Run, finish, kb, run, workspace};
+
 // ------------------------------------------------------------------ helpers
-
-/// The `kb` binary, with the colour variables of the calling environment removed.
-fn kb() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
-    command
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR")
-        .env_remove("CLICOLOR_FORCE");
-    command
-}
-
-/// What one run of `kb` did.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs a prepared command; a crash or a panic fails the test whatever the command.
-fn finish(command: &mut Command) -> Run {
-    let output = command.output().expect("run kb");
-    let stdout = String::from_utf8(output.stdout).expect("stdout is UTF-8");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    let code = output
-        .status
-        .code()
-        .unwrap_or_else(|| panic!("kb was killed by a signal; stderr:\n{stderr}"));
-    assert!(
-        !stderr.contains("panicked"),
-        "kb panicked (exit {code}):\n{stderr}"
-    );
-    Run {
-        code,
-        stdout,
-        stderr,
-    }
-}
-
-/// Runs `kb ARGS`.
-fn run<I, S>(args: I) -> Run
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    finish(kb().args(args))
-}
 
 /// Runs `kb ARGS` in a folder.
 fn run_in<I, S>(dir: &Path, args: I) -> Run
@@ -76,14 +31,6 @@ where
     S: AsRef<OsStr>,
 {
     finish(kb().current_dir(dir).args(args))
-}
-
-/// The workspace root.
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the kb crate is in a workspace")
-        .to_path_buf()
 }
 
 /// Writes a file, creating its folders, and returns its path.

@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
-use kb_engine::diagnosis::{Evidence, FactSeen, FactState, Status};
+use kb_engine::diagnosis::{Evidence, Status};
 use kb_engine::kb::{CauseId, Id, WhyNot};
 use kb_engine::value::Truth;
 use kb_engine::{KnowledgeBase, Lang};
@@ -453,7 +453,7 @@ fn why_not_text(
                 mark(item.result),
                 condition_text(item)
             )?;
-            let facts = facts_text(&item.facts);
+            let facts = crate::output::text::facts_text(&item.facts);
             if !facts.is_empty() {
                 writeln!(out, "      {DIM}{facts}{DIM:#}")?;
             }
@@ -499,23 +499,4 @@ pub fn stop_reason(item: &Evidence) -> &'static str {
         _ if item.condition == "otherwise" => "false: a branch of this check holds",
         _ => "false",
     }
-}
-
-/// The facts a condition read: `name = value; other: absent; third: unknown`.
-pub fn facts_text(facts: &[FactSeen]) -> String {
-    facts
-        .iter()
-        .map(|fact| match (&fact.state, &fact.value) {
-            (FactState::Known, Some(value)) => {
-                let mut shown = value.to_string();
-                if shown.chars().count() > 200 {
-                    shown = shown.chars().take(200).collect::<String>() + "…";
-                }
-                format!("{} = {shown}", fact.name)
-            }
-            (FactState::Absent, _) => format!("{}: absent", fact.name),
-            _ => format!("{}: unknown", fact.name),
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }

@@ -128,9 +128,9 @@ fn write_evidence(out: &mut dyn Write, evidence: &[Evidence]) -> io::Result<()> 
             Some(check) => writeln!(out, "      {mark} {check} {DIM}→{DIM:#} {}", item.condition)?,
             None => writeln!(out, "      {mark} {}", item.condition)?,
         }
-        let facts: Vec<String> = item.facts.iter().map(fact_text).collect();
+        let facts = facts_text(&item.facts);
         if !facts.is_empty() {
-            writeln!(out, "        {DIM}{}{DIM:#}", facts.join("; "))?;
+            writeln!(out, "        {DIM}{facts}{DIM:#}")?;
         }
     }
     Ok(())
@@ -152,16 +152,21 @@ fn write_fixes(out: &mut dyn Write, cause: &CauseFinding) -> io::Result<()> {
     Ok(())
 }
 
-fn fact_text(fact: &FactSeen) -> String {
-    match (&fact.state, &fact.value) {
-        (FactState::Known, Some(value)) => {
-            let mut shown = value.to_string();
-            if shown.chars().count() > 200 {
-                shown = shown.chars().take(200).collect::<String>() + "…";
+/// The facts a condition read: `name = value; other: absent; third: unknown`.
+pub fn facts_text(facts: &[FactSeen]) -> String {
+    facts
+        .iter()
+        .map(|fact| match (&fact.state, &fact.value) {
+            (FactState::Known, Some(value)) => {
+                let mut shown = value.to_string();
+                if shown.chars().count() > 200 {
+                    shown = shown.chars().take(200).collect::<String>() + "…";
+                }
+                format!("{} = {shown}", fact.name)
             }
-            format!("{} = {shown}", fact.name)
-        }
-        (FactState::Absent, _) => format!("{}: absent", fact.name),
-        _ => format!("{}: unknown", fact.name),
-    }
+            (FactState::Absent, _) => format!("{}: absent", fact.name),
+            _ => format!("{}: unknown", fact.name),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
