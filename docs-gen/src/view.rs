@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use kb_engine::Lang;
+use kb_engine::diagnosis::FixFinding;
 use kb_engine::kb::{CheckId, KnowledgeBase, LocalText, SymptomInfo, Target};
 use serde::Serialize;
 
@@ -115,7 +116,7 @@ pub struct CausePage {
     /// Values seen when the knowledge base's tests confirm it.
     pub examples: Vec<Example>,
     /// How to fix it.
-    pub fixes: Vec<FixEntry>,
+    pub fixes: Vec<FixFinding>,
 }
 
 /// The conditions that lead from a symptom to a cause.
@@ -134,26 +135,6 @@ pub struct Example {
     pub fact: String,
     /// Its value, as JSON.
     pub value: String,
-}
-
-/// A fix.
-#[derive(Debug, Clone, Serialize)]
-pub struct FixEntry {
-    /// What it does.
-    pub title: String,
-    /// Its steps.
-    pub steps: Vec<StepEntry>,
-}
-
-/// A step of a fix.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepEntry {
-    /// What to do.
-    pub text: String,
-    /// The command, with `<fact>` placeholders.
-    pub command: Option<String>,
-    /// Why it is dangerous.
-    pub risk: Option<String>,
 }
 
 /// A fact on the facts page.
@@ -348,22 +329,7 @@ impl Book {
                     .collect(),
                 signals: signals(kb, i, lang),
                 examples: examples.get(&cause.id).cloned().unwrap_or_default(),
-                fixes: cause
-                    .fixes
-                    .iter()
-                    .map(|fix| FixEntry {
-                        title: fix.title.get(lang).to_owned(),
-                        steps: fix
-                            .steps
-                            .iter()
-                            .map(|step| StepEntry {
-                                text: step.text.get(lang).to_owned(),
-                                command: step.run.as_ref().map(|t| kb.placeholder_command(t)),
-                                risk: text(step.risk.as_ref(), lang),
-                            })
-                            .collect(),
-                    })
-                    .collect(),
+                fixes: kb.placeholder_fixes(cause, lang),
             })
             .collect();
         let facts = kb

@@ -469,22 +469,7 @@ impl<'a> Run<'a> {
                 .get(cause.node.index())
                 .copied()
                 .unwrap_or(usize::MAX);
-            let fixes = cause
-                .fixes
-                .iter()
-                .map(|fix| FixFinding {
-                    title: fix.title.get(lang).to_owned(),
-                    steps: fix
-                        .steps
-                        .iter()
-                        .map(|step| StepFinding {
-                            text: step.text.get(lang).to_owned(),
-                            command: step.run.as_ref().map(|t| self.render(t)),
-                            risk: step.risk.as_ref().map(|r| r.get(lang).to_owned()),
-                        })
-                        .collect(),
-                })
-                .collect();
+            let fixes = kb.fixes_with(cause, lang, |template| self.render(template));
             let symptom = kb
                 .symptoms
                 .get(reached.symptom)

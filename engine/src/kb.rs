@@ -7,6 +7,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
 
 use crate::diagnosis::Evidence;
+use crate::diagnosis::{FixFinding, StepFinding};
 use crate::expr::CExpr;
 use crate::needs::Needs;
 use crate::template::Templates;
@@ -364,6 +365,37 @@ impl KnowledgeBase {
     /// The symptom, check or cause with this id.
     pub fn lookup(&self, id: &str) -> Option<Id> {
         self.ids.get(id).copied()
+    }
+
+    /// A cause's fixes in a language, each command rendered by `command`.
+    pub(crate) fn fixes_with(
+        &self,
+        cause: &CauseInfo,
+        lang: Lang,
+        mut command: impl FnMut(&Template) -> String,
+    ) -> Vec<FixFinding> {
+        cause
+            .fixes
+            .iter()
+            .map(|fix| FixFinding {
+                title: fix.title.get(lang).to_owned(),
+                steps: fix
+                    .steps
+                    .iter()
+                    .map(|step| StepFinding {
+                        text: step.text.get(lang).to_owned(),
+                        command: step.run.as_ref().map(&mut command),
+                        risk: step.risk.as_ref().map(|r| r.get(lang).to_owned()),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// A cause's fixes with `<fact_name>` placeholders in their commands, as
+    /// runbooks print them.
+    pub fn placeholder_fixes(&self, cause: &CauseInfo, lang: Lang) -> Vec<FixFinding> {
+        self.fixes_with(cause, lang, |template| self.placeholder_command(template))
     }
 
     /// A command template with every fact shown as `<fact_name>`: the
