@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 mod common;
-use common::{Run, example, finish, kb, run, run_stdin};
+use common::{Run, example, finish, kb, line_col, run, run_stdin, write};
 
 // ------------------------------------------------------------------ helpers
 
@@ -130,27 +130,6 @@ fn missing_facts(diagnosis: &Value) -> Vec<String> {
         .iter()
         .map(|m| m["fact"].as_str().unwrap().to_owned())
         .collect()
-}
-
-/// Writes a file into a temporary folder and returns its path.
-fn write(dir: &TempDir, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-    let path = dir.path().join(name);
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).unwrap();
-    }
-    fs::write(&path, contents).unwrap();
-    path
-}
-
-/// The 1-based line and column where `needle` starts in `text`.
-fn line_col(text: &str, needle: &str) -> (usize, usize) {
-    let at = text
-        .find(needle)
-        .unwrap_or_else(|| panic!("`{needle}` not in the text"));
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let column = at - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, column)
 }
 
 /// `text` with runs of whitespace made one space (help is wrapped to the terminal).
@@ -1551,11 +1530,11 @@ symptom pod-pending "Pending" zh "Pod 一直处于 Pending" {
 cause pending.any "Some reason" { fix "Look" { step "Describe it" run "kubectl describe pods" } }
 "#;
     write(&dir, "zh.kb", rules);
-    let (line, column) = line_col(rules, "\"kubectl get pod {{");
+    let needle = "\"kubectl get pod {{";
+    let (line, column) = line_col(rules, needle);
     let line_text = rules.lines().nth(line - 1).unwrap();
-    let chars = line_text[..column - 1].chars().count() + 1;
     assert!(
-        chars < column,
+        column < line_text.find(needle).unwrap() + 1,
         "the line has multi-byte characters before the error"
     );
 
@@ -1572,11 +1551,11 @@ cause pending.any "Some reason" { fix "Look" { step "Describe it" run "kubectl d
         .find(|p| p["code"] == "E0106")
         .unwrap_or_else(|| panic!("{problems}"));
     assert_eq!(problem["line"], line);
-    assert_eq!(problem["column"], chars);
+    assert_eq!(problem["column"], column);
 
     let text = run([OsStr::new("check"), dir.path().as_os_str()]);
     assert!(
-        text.stderr.contains(&format!("zh.kb:{line}:{chars}]")),
+        text.stderr.contains(&format!("zh.kb:{line}:{column}]")),
         "{}",
         text.stderr
     );

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 mod common;
-use common::{Run, finish, kb, run, workspace};
+use common::{Run, finish, kb, line_col, run, workspace, write};
 
 // ------------------------------------------------------------------ helpers
 
@@ -31,30 +31,6 @@ where
     S: AsRef<OsStr>,
 {
     finish(kb().current_dir(dir).args(args))
-}
-
-/// Writes a file, creating its folders, and returns its path.
-fn write(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-    let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).unwrap();
-    }
-    fs::write(&path, contents).unwrap();
-    path
-}
-
-/// The 1-based line and column where `needle` starts in `text`.
-fn line_col(text: &str, needle: &str) -> (usize, usize) {
-    let at = text
-        .find(needle)
-        .unwrap_or_else(|| panic!("`{needle}` not in the text"));
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
-        .chars()
-        .count()
-        + 1;
-    (line, column)
 }
 
 /// `kb init NAME` in a fresh temporary folder; the folder and the project.

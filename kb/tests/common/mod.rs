@@ -3,6 +3,7 @@
 #![allow(dead_code, reason = "each test file uses a part of these helpers")]
 
 use std::ffi::OsStr;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -77,4 +78,29 @@ pub fn workspace() -> PathBuf {
 /// `examples/NAME` of the workspace.
 pub fn example(name: &str) -> PathBuf {
     workspace().join("examples").join(name)
+}
+
+/// Writes a file, creating its folders, and returns its path.
+pub fn write(dir: impl AsRef<Path>, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.as_ref().join(name);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).expect("create the folders");
+    }
+    fs::write(&path, contents).expect("write the file");
+    path
+}
+
+/// The 1-based line and column (in characters, as kb reports them) where
+/// `needle` starts in `text`.
+pub fn line_col(text: &str, needle: &str) -> (usize, usize) {
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` not in the text"));
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    (line, column)
 }
