@@ -1,34 +1,42 @@
 //! Embeds the bundled knowledge base (`rules/`: rule files, the manifest and
-//! test fixtures) so `kb` works with no files installed.
+//! test fixtures) so `kb` works with no files installed, and compiles its
+//! rules ahead of time so that loading them costs no parsing or compiling.
 
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// The name bundled files appear under in diagnostics: `<bundled>/PATH`.
+const PREFIX: &str = "<bundled>/";
+
 fn main() -> Result<(), Box<dyn Error>> {
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR")?;
+    let out_dir = std::env::var("OUT_DIR")?;
     let rules = Path::new(&manifest_dir).join("rules");
     println!("cargo:rerun-if-changed=rules");
-    let mut files: Vec<_> = walkdir::WalkDir::new(&rules)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_file())
-        .filter(|entry| {
-            let name = entry.file_name().to_string_lossy();
-            name.ends_with(".kb") || name.ends_with(".json") || name == "kb.toml"
-        })
-        .map(|entry| entry.into_path())
-        .collect();
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(&rules) {
+        let path = entry?.into_path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if path.is_file() && (name.ends_with(".kb") || name.ends_with(".json") || name == "kb.toml")
+        {
+            let relative = path
+                .strip_prefix(&rules)?
+                .to_string_lossy()
+                .replace('\\', "/");
+            files.push((relative, path));
+        }
+    }
+    // In the order `Loaded` keeps files: by name.
     files.sort();
-    let mut code = String::from(
-        "/// The bundled knowledge base: (path inside `rules/`, contents).\npub static BUNDLED: &[(&str, &str)] = &[\n",
+
+    let mut code = format!(
+        "/// The name bundled files appear under in diagnostics: `<bundled>/PATH`.\n\
+         pub const PREFIX: &str = {PREFIX:?};\n\
+         /// The bundled knowledge base: (path inside `rules/`, contents).\n\
+         pub static BUNDLED: &[(&str, &str)] = &[\n"
     );
-    for path in files {
-        let relative = path
-            .strip_prefix(&rules)?
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (relative, path) in &files {
         writeln!(
             code,
             "    ({relative:?}, include_str!({:?})),",
@@ -36,9 +44,47 @@ fn main() -> Result<(), Box<dyn Error>> {
         )?;
     }
     code.push_str("];\n");
-    std::fs::write(
-        Path::new(&std::env::var("OUT_DIR")?).join("bundled.rs"),
-        code,
-    )?;
+    std::fs::write(Path::new(&out_dir).join("bundled.rs"), code)?;
+
+    let compiled = match compile(&files) {
+        Ok(bytes) => bytes,
+        Err(problems) => {
+            // `kb` then compiles the rules when it starts, and reports these
+            // problems as it would for any knowledge base.
+            for problem in problems.lines() {
+                println!("cargo:warning=bundled rules: {problem}");
+            }
+            Vec::new()
+        }
+    };
+    std::fs::write(Path::new(&out_dir).join("bundled.kbc"), compiled)?;
     Ok(())
+}
+
+/// The bundled rule files parsed and compiled together, as bytes for
+/// `KnowledgeBase::from_bytes`; or their problems, one a line.
+fn compile(files: &[(String, std::path::PathBuf)]) -> Result<Vec<u8>, String> {
+    let mut rules = kb_dsl::ast::RuleSet::default();
+    let mut problems = Vec::new();
+    for (relative, path) in files.iter().filter(|(name, _)| name.ends_with(".kb")) {
+        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        match kb_dsl::parse(&text, &format!("{PREFIX}{relative}")) {
+            Ok(parsed) => rules.extend(parsed),
+            Err(errors) => problems.extend(errors.problems),
+        }
+    }
+    if problems.is_empty() {
+        match kb_engine::compile(&rules) {
+            // Warnings are not kept in the compiled form: rules with some
+            // are compiled when `kb` starts, to show them.
+            Ok(kb) if kb.warnings.is_empty() => return kb.to_bytes().map_err(|e| e.to_string()),
+            Ok(kb) => problems = kb.warnings,
+            Err(found) => problems = found,
+        }
+    }
+    Err(problems
+        .iter()
+        .map(|p| format!("{}: {}", p.loc.position(), p.message))
+        .collect::<Vec<_>>()
+        .join("\n"))
 }

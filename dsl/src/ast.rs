@@ -1,9 +1,11 @@
 //! The syntax tree of a rule file. Every node keeps where it was written.
 
+use serde::{Deserialize, Serialize};
+
 use crate::source::Loc;
 
 /// The declarations of one or more rule files, in source order.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RuleSet {
     /// Everything declared, file after file.
     pub items: Vec<Item>,
@@ -73,7 +75,7 @@ impl RuleSet {
 }
 
 /// A top-level declaration.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Item {
     /// `input pod "…"`
     Input(InputDecl),
@@ -92,7 +94,7 @@ pub enum Item {
 }
 
 /// A name or id as written.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ident {
     /// The name itself.
     pub name: String,
@@ -101,7 +103,7 @@ pub struct Ident {
 }
 
 /// A string literal, unescaped.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Str {
     /// The value, escapes resolved.
     pub value: String,
@@ -110,7 +112,7 @@ pub struct Str {
 }
 
 /// Text for people, in English and optionally in Chinese.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Text {
     /// The English text.
     pub en: Str,
@@ -119,7 +121,7 @@ pub struct Text {
 }
 
 /// A top-level document of the input: `input pod "The Pod"`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InputDecl {
     /// Its key in the input document.
     pub name: Ident,
@@ -130,7 +132,7 @@ pub struct InputDecl {
 }
 
 /// A named, typed value that rules test.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FactDecl {
     /// The name conditions use.
     pub name: Ident,
@@ -149,7 +151,7 @@ pub struct FactDecl {
 }
 
 /// The type of a fact.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Type {
     /// Text.
     String,
@@ -164,7 +166,7 @@ pub enum Type {
 }
 
 /// An entry point: a recognisable failure and the checks that explain it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Symptom {
     /// Its id.
     pub id: Ident,
@@ -182,7 +184,7 @@ pub struct Symptom {
 }
 
 /// A question about facts, with branches for its answers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
     /// An id by which other branches can refer to it.
     pub id: Option<Ident>,
@@ -199,7 +201,7 @@ pub struct Check {
 }
 
 /// `if CONDITION => TARGET`, or `else => TARGET`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Branch {
     /// The condition; `None` for `else`, which holds when no other branch does.
     pub condition: Option<Expr>,
@@ -210,7 +212,7 @@ pub struct Branch {
 }
 
 /// Where a branch leads.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Target {
     /// To a cause, by id.
     Cause(Ident),
@@ -222,7 +224,7 @@ pub enum Target {
 
 /// `extend symptom ID [TEXT] { … }` or `extend cause ID [TEXT] { … }`: adds
 /// to a declaration of another file without copying it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Extension {
     /// What it extends.
     pub kind: ExtensionKind,
@@ -241,7 +243,7 @@ pub struct Extension {
 }
 
 /// What an extension extends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExtensionKind {
     /// A symptom.
     Symptom,
@@ -250,7 +252,7 @@ pub enum ExtensionKind {
 }
 
 /// An explanation of a symptom, with its fixes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cause {
     /// Its id: a public contract, never renamed.
     pub id: Ident,
@@ -265,7 +267,7 @@ pub struct Cause {
 }
 
 /// One way to fix a cause: ordered steps.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fix {
     /// What the fix does.
     pub title: Text,
@@ -276,7 +278,7 @@ pub struct Fix {
 }
 
 /// A step of a fix.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     /// What to do.
     pub text: Text,
@@ -289,7 +291,7 @@ pub struct Step {
 }
 
 /// A rule test: an input and the causes it must yield.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Test {
     /// What the test shows.
     pub name: Str,
@@ -304,7 +306,7 @@ pub struct Test {
 }
 
 /// Where a test's input comes from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TestInput {
     /// A file, relative to the rule file.
     File(Str),
@@ -313,16 +315,31 @@ pub enum TestInput {
 }
 
 /// JSON written in a rule file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Json {
     /// The value.
+    #[serde(with = "json_text")]
     pub value: serde_json::Value,
     /// Where it was written.
     pub loc: Loc,
 }
 
+/// A JSON value stored as its text, so that formats which do not describe
+/// themselves (such as the compiled knowledge base's) can carry it.
+mod json_text {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(value: &serde_json::Value, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&value.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<serde_json::Value, D::Error> {
+        serde_json::from_str(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
+}
+
 /// `expect ID [confirmed|possible]`, `expect not ID` or `expect none`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Expect {
     /// The symptom or cause is reported, with this status.
     Reported {
@@ -338,7 +355,7 @@ pub enum Expect {
 }
 
 /// The status an `expect` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExpectedStatus {
     /// Every condition on the way holds.
     Confirmed,
@@ -347,7 +364,7 @@ pub enum ExpectedStatus {
 }
 
 /// An expression over facts and the input.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
     /// What it is.
     pub kind: ExprKind,
@@ -356,7 +373,7 @@ pub struct Expr {
 }
 
 /// The forms an expression takes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     /// `true`, `false`
     Bool(bool),
@@ -384,7 +401,7 @@ pub enum ExprKind {
 }
 
 /// A binary operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BinOp {
     /// `or`
     Or,

@@ -1,20 +1,25 @@
 //! Rule sources and locations inside them.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// One rule file: its name (a path, as the user would write it) and its text.
 #[derive(Debug)]
 pub struct Source {
     /// Where the text came from, used in every diagnostic.
     pub name: String,
-    /// The whole file.
-    pub text: Arc<str>,
+    /// The whole file; borrowed when it is built into the program.
+    pub text: Cow<'static, str>,
 }
 
 impl Source {
     /// A source shared by every location that points into it.
-    pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Arc<Self> {
+    pub fn new(name: impl Into<String>, text: impl Into<Cow<'static, str>>) -> Arc<Self> {
         Arc::new(Self {
             name: name.into(),
             text: text.into(),
@@ -61,6 +66,65 @@ impl Loc {
     pub fn position(&self) -> String {
         let (line, column) = self.src.line_col(self.start);
         format!("{}:{line}:{column}", self.src.name)
+    }
+}
+
+thread_local! {
+    /// The sources locations deserialized on this thread point into, by name.
+    static SOURCES: RefCell<HashMap<String, Arc<Source>>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `f` with locations deserialized in it pointing into `sources`, found
+/// by file name. A location is stored as its file's name and offsets (the
+/// text is not repeated in every one), so deserializing needs the texts back;
+/// a location in a file not given gets an empty text.
+pub fn with_sources<R>(sources: impl IntoIterator<Item = Arc<Source>>, f: impl FnOnce() -> R) -> R {
+    let table = sources
+        .into_iter()
+        .map(|source| (source.name.clone(), source))
+        .collect();
+    let outer = SOURCES.replace(table);
+    let result = f();
+    SOURCES.set(outer);
+    result
+}
+
+impl Serialize for Loc {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (self.src.name.as_str(), self.start, self.end).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Loc {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (FileName(name), start, end) = Deserialize::deserialize(deserializer)?;
+        let src = SOURCES.with_borrow(|sources| match sources.get(name.as_ref()) {
+            Some(source) => Arc::clone(source),
+            None => Source::new(name.as_ref(), ""),
+        });
+        Ok(Self { src, start, end })
+    }
+}
+
+/// A file name, borrowed from the serialized bytes where the format allows.
+struct FileName<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for FileName<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl<'de> serde::de::Visitor<'de> for Name {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a file name")
+            }
+            fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(name))
+            }
+            fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(name.to_owned()))
+            }
+        }
+        deserializer.deserialize_str(Name).map(FileName)
     }
 }
 

@@ -2,14 +2,15 @@
 
 use std::rc::Rc;
 
-use regex::Regex;
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::kb::{FactId, InputId};
+use crate::pattern::Pattern;
 use crate::value::{Truth, Value};
 
 /// An expression with every name resolved and every type checked.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) enum CExpr {
     Bool(bool),
     Number(f64),
@@ -30,7 +31,7 @@ pub(crate) enum CExpr {
     StartsWith(Box<CExpr>, Box<CExpr>),
     EndsWith(Box<CExpr>, Box<CExpr>),
     In(Box<CExpr>, Box<CExpr>),
-    Matches(Box<CExpr>, Box<Regex>),
+    Matches(Box<CExpr>, Box<Pattern>),
     Exists(Box<CExpr>),
     Any(Box<CExpr>, Box<CExpr>),
     All(Box<CExpr>, Box<CExpr>),
@@ -44,13 +45,13 @@ pub(crate) enum CExpr {
     /// The lists one after the other.
     Concat(Vec<CExpr>),
     /// The first group a regular expression captures in a string.
-    Capture(Box<CExpr>, Box<Regex>),
+    Capture(Box<CExpr>, Box<Pattern>),
     /// A string read as a number (`"250"` → 250).
     ToNumber(Box<CExpr>),
 }
 
 /// A comparison operator.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) enum Cmp {
     Eq,
     Ne,
@@ -147,7 +148,11 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             CExpr::EndsWith(a, b) => self.strings(a, b, |a, b| a.ends_with(b)),
             CExpr::Matches(a, regex) => match self.eval(a) {
                 Value::Unknown => Value::Unknown,
-                value => Value::Bool(value.as_str().is_some_and(|s| regex.is_match(s))),
+                value => match (value.as_str(), regex.regex()) {
+                    (None, _) => Value::Bool(false),
+                    (Some(s), Some(regex)) => Value::Bool(regex.is_match(s)),
+                    (Some(_), None) => Value::Unknown,
+                },
             },
             CExpr::Exists(e) => match self.eval(e) {
                 Value::Unknown => Value::Unknown,
@@ -220,11 +225,14 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             }
             CExpr::Capture(text, regex) => match self.eval(text) {
                 value @ (Value::Unknown | Value::Absent) => value,
-                value => value
-                    .as_str()
-                    .and_then(|s| regex.captures(s))
-                    .and_then(|found| found.get(1).or_else(|| found.get(0)))
-                    .map_or(Value::Absent, |m| Value::Str(Rc::from(m.as_str()))),
+                value => match (value.as_str(), regex.regex()) {
+                    (None, _) => Value::Absent,
+                    (Some(s), Some(regex)) => regex
+                        .captures(s)
+                        .and_then(|found| found.get(1).or_else(|| found.get(0)))
+                        .map_or(Value::Absent, |m| Value::Str(Rc::from(m.as_str()))),
+                    (Some(_), None) => Value::Unknown,
+                },
             },
             CExpr::ToNumber(e) => match self.eval(e) {
                 value @ (Value::Unknown | Value::Absent) => value,

@@ -1,10 +1,10 @@
 //! A compiled knowledge base: the decision graph and what its nodes say.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use kb_dsl::{Loc, Problem, ast};
 use petgraph::graph::{DiGraph, NodeIndex};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diagnosis::Evidence;
 use crate::diagnosis::{FixFinding, StepFinding};
@@ -14,23 +14,23 @@ use crate::template::Templates;
 use crate::types::Ty;
 
 /// Index of a fact in [`KnowledgeBase::facts`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FactId(pub usize);
 /// Index of an input in [`KnowledgeBase::inputs`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct InputId(pub usize);
 /// Index of a symptom in [`KnowledgeBase::symptoms`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SymptomId(pub usize);
 /// Index of a check in [`KnowledgeBase::checks`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CheckId(pub usize);
 /// Index of a cause in [`KnowledgeBase::causes`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CauseId(pub usize);
 
 /// A language for text meant for people.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Lang {
     /// English.
@@ -41,7 +41,7 @@ pub enum Lang {
 }
 
 /// Text in English and, where written, Chinese.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LocalText {
     /// English.
     pub en: String,
@@ -102,7 +102,7 @@ fn joins_with_space(last: char, next: char) -> bool {
 }
 
 /// A node of the decision graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Node {
     /// An entry point.
     Symptom(SymptomId),
@@ -113,7 +113,7 @@ pub enum Node {
 }
 
 /// An edge of the decision graph: the condition under which it is taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Edge {
     /// From a symptom to its first check: taken when the symptom shows.
     Enter,
@@ -125,15 +125,15 @@ pub enum Edge {
 }
 
 /// A compiled knowledge base, ready to evaluate inputs and to describe itself.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct KnowledgeBase {
     pub(crate) graph: DiGraph<Node, Edge>,
     /// Nodes in an order where every edge goes forward.
     pub(crate) topo: Vec<NodeIndex>,
     /// Preorder position of every node, from the symptoms in declaration order.
     pub(crate) rank: Vec<usize>,
-    pub(crate) names: HashMap<String, Name>,
-    pub(crate) ids: HashMap<String, Id>,
+    pub(crate) names: BTreeMap<String, Name>,
+    pub(crate) ids: BTreeMap<String, Id>,
     pub(crate) templates: Templates,
     /// What the facts read of each input, by `InputId`.
     pub(crate) input_needs: Vec<Needs>,
@@ -150,18 +150,19 @@ pub struct KnowledgeBase {
     /// The rule tests.
     pub tests: Vec<ast::Test>,
     /// Problems that do not stop the knowledge base from working.
+    #[serde(skip)]
     pub warnings: Vec<Problem>,
 }
 
 /// What a fact or input name stands for.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) enum Name {
     Input(InputId),
     Fact(FactId),
 }
 
 /// What a symptom, check or cause id stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Id {
     /// A symptom.
     Symptom(SymptomId),
@@ -172,7 +173,7 @@ pub enum Id {
 }
 
 /// A document of the input.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InputInfo {
     /// Its key.
     pub name: String,
@@ -181,7 +182,7 @@ pub struct InputInfo {
 }
 
 /// A fact.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FactInfo {
     /// Its name.
     pub name: String,
@@ -203,7 +204,7 @@ pub struct FactInfo {
 }
 
 /// A symptom.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SymptomInfo {
     /// Its id.
     pub id: String,
@@ -224,7 +225,7 @@ pub struct SymptomInfo {
 }
 
 /// A check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckInfo {
     /// Its id: as written, or derived from where it stands (`pod-pending#2`).
     pub id: String,
@@ -244,7 +245,7 @@ pub struct CheckInfo {
 }
 
 /// A branch of a check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BranchInfo {
     /// The condition as written; `None` for `else`.
     pub condition_text: Option<String>,
@@ -256,7 +257,7 @@ pub struct BranchInfo {
 }
 
 /// Where a branch leads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Target {
     /// A cause.
     Cause(CauseId),
@@ -265,7 +266,7 @@ pub enum Target {
 }
 
 /// A cause.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CauseInfo {
     /// Its id.
     pub id: String,
@@ -281,7 +282,7 @@ pub struct CauseInfo {
 }
 
 /// A fix.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FixInfo {
     /// What it does.
     pub title: LocalText,
@@ -290,7 +291,7 @@ pub struct FixInfo {
 }
 
 /// A step of a fix.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepInfo {
     /// What to do.
     pub text: LocalText,
@@ -337,7 +338,7 @@ pub(crate) enum Step {
 pub(crate) const MAX_WAYS: usize = 64;
 
 /// A command template over facts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Template {
     /// The template as written.
     pub source: String,

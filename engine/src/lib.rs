@@ -28,6 +28,8 @@ mod eval;
 mod expr;
 pub mod kb;
 pub mod needs;
+mod pattern;
+mod snapshot;
 mod template;
 pub mod types;
 pub mod value;
@@ -36,6 +38,7 @@ pub use compile::compile;
 pub use diagnosis::Diagnosis;
 pub use eval::{Input, Trace};
 pub use kb::{KnowledgeBase, Lang};
+pub use snapshot::SnapshotError;
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use serde_json::{Map, Value as Json};
 /// A tree of field names: the parts of a JSON document something reads.
 /// Lists are looked through: the fields of a list are those of its elements.
 /// A scalar under a named field is always kept whole.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Needs {
     whole: bool,
     fields: BTreeMap<String, Needs>,

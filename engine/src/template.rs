@@ -4,46 +4,56 @@
 //! inserted as text, shell-quoted where needed, and never parsed as templates.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use minijinja::{Environment, UndefinedBehavior};
+use serde::{Deserialize, Serialize};
 
 use crate::value::Value;
 
-/// Every template of a knowledge base, compiled once.
-#[derive(Debug)]
+/// Every template of a knowledge base, by key. Each is checked when added,
+/// and compiled again the first time it is rendered: a diagnosis renders
+/// few of them.
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Templates {
-    env: Environment<'static>,
+    sources: Arc<BTreeMap<String, String>>,
+    #[serde(skip)]
+    env: OnceLock<Environment<'static>>,
 }
 
 impl Templates {
-    pub fn new() -> Self {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-        Self { env }
-    }
-
-    /// Compiles a template and returns the names it uses.
+    /// Checks a template and returns the names it uses.
     pub fn add(&mut self, key: String, source: String) -> Result<Vec<String>, String> {
-        self.env
-            .add_template_owned(key.clone(), source)
+        let env = environment();
+        let template = env
+            .template_from_str(&source)
             .map_err(|error| error.detail().unwrap_or("invalid template").to_owned())?;
-        let template = self
-            .env
-            .get_template(&key)
-            .map_err(|error| error.to_string())?;
         let mut names: Vec<String> = template.undeclared_variables(false).into_iter().collect();
         names.sort();
+        Arc::make_mut(&mut self.sources).insert(key, source);
+        self.env = OnceLock::new();
         Ok(names)
     }
 
     /// Renders a template with the given (already formatted) values.
     pub fn render(&self, key: &str, values: &BTreeMap<&str, String>) -> String {
-        self.env
-            .get_template(key)
+        let env = self.env.get_or_init(|| {
+            let mut env = environment();
+            let sources = Arc::clone(&self.sources);
+            env.set_loader(move |key| Ok(sources.get(key).cloned()));
+            env
+        });
+        env.get_template(key)
             .and_then(|template| template.render(values))
             .unwrap_or_else(|error| format!("<template error: {error}>"))
     }
+}
+
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env
 }
 
 /// A fact value as it goes into a command: shell-quoted when it holds

@@ -845,3 +845,135 @@ fn why_not_serialises_the_stop_as_null_when_the_way_holds() {
     assert_eq!(json["stopped_at"], Json::Null);
     assert_eq!(json["evidence"][1]["result"], "true");
 }
+
+mod compiled_form {
+    use std::sync::Arc;
+
+    use kb_dsl::Source;
+
+    use super::*;
+    use crate::SnapshotError;
+
+    const RULES: &str = r#"
+symptom pod-pending "Pod stuck in Pending" {
+  when phase == "Pending"
+  check "What does the scheduler say?" {
+    gather "kubectl get events -n default --field-selector involvedObject.name={{ pod_name }}"
+    if message matches r"Insufficient (cpu|memory)" => pending.full
+    if message matches r"^0/\d+ nodes are available" => pending.other
+  }
+}
+cause pending.full "No node has room" {
+  fix "Make room" { step "Describe the pod" run "kubectl describe pod {{ pod_name }}" }
+}
+cause pending.other "Something else" {
+  fix "Look" { step "Read the events" }
+}
+test "full" {
+  input {"pod": {"status": {"phase": "Pending"}}}
+  expect pod-pending
+}
+"#;
+
+    fn sources() -> Vec<Arc<Source>> {
+        vec![Source::new("test.kb", format!("{BASE}\n{RULES}"))]
+    }
+
+    fn pending(message: &str) -> Json {
+        json!({
+            "pod": {"metadata": {"name": "web-0"}, "status": {"phase": "Pending"}},
+            "events": [{"reason": "FailedScheduling", "message": message}]
+        })
+    }
+
+    #[test]
+    fn a_loaded_knowledge_base_diagnoses_as_the_compiled_one() {
+        let compiled = kb(RULES);
+        let bytes = compiled.to_bytes().unwrap();
+        let loaded = KnowledgeBase::from_bytes(&bytes, sources()).unwrap();
+        for message in [
+            "0/3 nodes are available: 3 Insufficient cpu.",
+            "0/3 nodes are available: 3 node(s) had untolerated taint.",
+            "no message a rule knows",
+        ] {
+            let (expected, actual) = (
+                eval(&compiled, &pending(message)),
+                eval(&loaded, &pending(message)),
+            );
+            assert_eq!(
+                serde_json::to_value(&expected).unwrap(),
+                serde_json::to_value(&actual).unwrap(),
+                "{message}"
+            );
+        }
+        let full = eval(
+            &loaded,
+            &pending("0/3 nodes are available: 3 Insufficient cpu."),
+        );
+        assert_eq!(status(&full, "pending.full"), Some(Status::Confirmed));
+        assert_eq!(
+            full.causes[0].fixes[0].steps[0].command.as_deref(),
+            Some("kubectl describe pod web-0")
+        );
+    }
+
+    #[test]
+    fn the_same_knowledge_base_always_gives_the_same_bytes() {
+        let bytes = kb(RULES).to_bytes().unwrap();
+        assert_eq!(kb(RULES).to_bytes().unwrap(), bytes);
+        let loaded = KnowledgeBase::from_bytes(&bytes, sources()).unwrap();
+        assert_eq!(loaded.to_bytes().unwrap(), bytes);
+    }
+
+    #[test]
+    fn locations_point_into_the_sources_given() {
+        let bytes = kb(RULES).to_bytes().unwrap();
+        let loaded = KnowledgeBase::from_bytes(&bytes, sources()).unwrap();
+        let cause = loaded
+            .causes
+            .iter()
+            .find(|c| c.id == "pending.full")
+            .unwrap();
+        assert!(
+            cause.loc.text().starts_with("cause pending.full"),
+            "{}",
+            cause.loc.text()
+        );
+        match &loaded.tests[..] {
+            [test] => match &test.input {
+                Some(kb_dsl::ast::TestInput::Inline(input)) => {
+                    assert_eq!(
+                        input.value,
+                        json!({"pod": {"status": {"phase": "Pending"}}})
+                    );
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        // Without its sources, a location still names its file.
+        let bare = KnowledgeBase::from_bytes(&bytes, []).unwrap();
+        let cause = bare.causes.iter().find(|c| c.id == "pending.full").unwrap();
+        assert_eq!(cause.loc.src.name, "test.kb");
+        assert_eq!(cause.loc.text(), "");
+    }
+
+    #[test]
+    fn bytes_of_another_version_or_damaged_are_refused() {
+        let bytes = kb(RULES).to_bytes().unwrap();
+        let other = String::from_utf8_lossy(&bytes).replacen("kb-engine ", "kb-engine 0.0.0-", 1);
+        assert!(matches!(
+            KnowledgeBase::from_bytes(other.as_bytes(), sources()),
+            Err(SnapshotError::Version)
+        ));
+        assert!(matches!(
+            KnowledgeBase::from_bytes(b"{\"facts\": []}", sources()),
+            Err(SnapshotError::Version)
+        ));
+        let truncated = &bytes[..bytes.len() / 2];
+        assert!(matches!(
+            KnowledgeBase::from_bytes(truncated, sources()),
+            Err(SnapshotError::Format(_))
+        ));
+    }
+}

@@ -3,9 +3,10 @@
 use std::fmt;
 
 use kb_dsl::ast;
+use serde::{Deserialize, Serialize};
 
 /// The type of an expression.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Ty {
     /// Whatever the input holds there: checked when evaluated.
     Any,

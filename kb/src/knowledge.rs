@@ -1,6 +1,7 @@
 //! Finding, parsing and compiling a knowledge base: the bundled one, or a
 //! folder of `.kb` files with an optional `kb.toml` manifest.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,9 @@ use serde::Deserialize;
 
 mod bundled {
     include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
+    /// The bundled rules, compiled when `kb` was built; empty when they did
+    /// not compile.
+    pub static COMPILED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bundled.kbc"));
 }
 
 /// The manifest of a knowledge base, `kb.toml`.
@@ -179,7 +183,7 @@ pub struct Loaded {
     /// The manifest, if there is one.
     pub manifest: Option<Manifest>,
     /// Every file of the knowledge base by path, for tests that read fixtures.
-    files: BTreeMap<String, String>,
+    files: BTreeMap<String, Cow<'static, str>>,
     /// Where it lives; `None` for the bundled one.
     pub root: Option<PathBuf>,
 }
@@ -194,17 +198,45 @@ pub enum LoadError {
 }
 
 /// The name under which bundled files appear in diagnostics.
-pub const BUNDLED_PREFIX: &str = "<bundled>/";
+pub const BUNDLED_PREFIX: &str = bundled::PREFIX;
+
+/// The bundled rules as compiled when `kb` was built
+/// ([`KnowledgeBase::to_bytes`]); empty when they did not compile.
+pub const BUNDLED_COMPILED: &[u8] = bundled::COMPILED;
 
 impl Loaded {
-    /// The bundled Kubernetes Pod knowledge base.
+    /// The bundled Kubernetes Pod knowledge base, as compiled when `kb` was
+    /// built.
     pub fn bundled() -> Result<Self, LoadError> {
+        Self::bundled_with(|files| {
+            let sources = files
+                .iter()
+                .filter(|(name, _)| name.ends_with(".kb"))
+                .map(|(name, text)| Source::new(name.as_str(), text.clone()));
+            match KnowledgeBase::from_bytes(BUNDLED_COMPILED, sources) {
+                Ok(kb) => Ok(kb),
+                // The rules did not compile when `kb` was built: compiling
+                // them now reports why.
+                Err(_) => compile(rule_files(files)),
+            }
+        })
+    }
+
+    /// The bundled knowledge base compiled from its rule files now, as
+    /// [`Loaded::bundled`] was when `kb` was built.
+    pub fn bundled_from_source() -> Result<Self, LoadError> {
+        Self::bundled_with(|files| compile(rule_files(files)))
+    }
+
+    fn bundled_with(
+        compile: impl FnOnce(&BTreeMap<String, Cow<'static, str>>) -> Result<KnowledgeBase, LoadError>,
+    ) -> Result<Self, LoadError> {
         let files = bundled_files();
         let manifest = files
             .get(&format!("{BUNDLED_PREFIX}kb.toml"))
             .map(|text| parse_manifest(text, &format!("{BUNDLED_PREFIX}kb.toml")))
             .transpose()?;
-        let kb = compile(files.iter().filter(|(name, _)| name.ends_with(".kb")))?;
+        let kb = compile(&files)?;
         Ok(Self {
             kb,
             manifest,
@@ -251,7 +283,7 @@ impl Loaded {
             }
             let text = std::fs::read_to_string(path)
                 .map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", path.display())))?;
-            files.insert(path.display().to_string(), text);
+            files.insert(path.display().to_string(), Cow::Owned(text));
         }
         if files.is_empty() {
             let selected = match &manifest {
@@ -269,17 +301,11 @@ impl Loaded {
         let kb = match extends {
             Some(Extends::Bundled) => {
                 let bundled = bundled_files();
-                let kb = compile_rules(
-                    bundled
-                        .iter()
-                        .filter(|(name, _)| name.ends_with(".kb"))
-                        .chain(files.iter()),
-                    true,
-                )?;
+                let kb = compile_rules(rule_files(&bundled).chain(rule_files(&files)), true)?;
                 files.extend(bundled);
                 kb
             }
-            None => compile(files.iter())?,
+            None => compile(rule_files(&files))?,
         };
         Ok(Self {
             kb,
@@ -294,7 +320,7 @@ impl Loaded {
         let base = Path::new(rule_file).parent().unwrap_or(Path::new(""));
         let joined = normalize(&base.join(path));
         if let Some(text) = self.files.get(&joined) {
-            return Ok(text.clone());
+            return Ok(text.to_string());
         }
         if self.root.is_none() {
             return Err(format!(
@@ -306,11 +332,21 @@ impl Loaded {
 }
 
 /// Every file of the bundled knowledge base, named `<bundled>/PATH`.
-fn bundled_files() -> BTreeMap<String, String> {
+fn bundled_files() -> BTreeMap<String, Cow<'static, str>> {
     bundled::BUNDLED
         .iter()
-        .map(|(path, text)| (format!("{BUNDLED_PREFIX}{path}"), (*text).to_owned()))
+        .map(|(path, text)| (format!("{BUNDLED_PREFIX}{path}"), Cow::Borrowed(*text)))
         .collect()
+}
+
+/// The rule files among a knowledge base's files, in order.
+fn rule_files<'a>(
+    files: &'a BTreeMap<String, Cow<'static, str>>,
+) -> impl Iterator<Item = (&'a str, &'a str)> {
+    files
+        .iter()
+        .filter(|(name, _)| name.ends_with(".kb"))
+        .map(|(name, text)| (name.as_str(), text.as_ref()))
 }
 
 /// Reads `kb.toml`; a mistake is a located problem, like those of rule files.
@@ -319,7 +355,7 @@ pub fn parse_manifest(text: &str, name: &str) -> Result<Manifest, LoadError> {
         let span = error.span().unwrap_or(0..0);
         let span = narrow(text, span, error.message());
         let loc = Loc {
-            src: Source::new(name, text),
+            src: Source::new(name, text.to_owned()),
             start: span.start,
             end: span.end,
         };
@@ -394,7 +430,7 @@ fn manifest_problem(message: &str, loc: &Loc) -> Problem {
 /// once. Declarations that parsed are checked even when others did not, but
 /// problems that only follow from a broken declaration are left out.
 pub fn compile<'a>(
-    files: impl Iterator<Item = (&'a String, &'a String)>,
+    files: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> Result<KnowledgeBase, LoadError> {
     compile_rules(files, false)
 }
@@ -403,14 +439,14 @@ pub fn compile<'a>(
 /// that extends the bundled knowledge base runs its own tests, since a cause
 /// it adds may rightly be confirmed on the bundled tests' inputs too.
 fn compile_rules<'a>(
-    files: impl Iterator<Item = (&'a String, &'a String)>,
+    files: impl Iterator<Item = (&'a str, &'a str)>,
     without_bundled_tests: bool,
 ) -> Result<KnowledgeBase, LoadError> {
     let mut rules = RuleSet::default();
     let mut problems = Vec::new();
     let mut broken = Vec::new();
     // Files parse independently: in parallel, then in their order.
-    let files: Vec<(&String, &String)> = files.collect();
+    let files: Vec<(&str, &str)> = files.collect();
     let parsed: Vec<_> = files
         .par_iter()
         .map(|(name, text)| (*name, kb_dsl::parse(text, name)))

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use kb::knowledge::Loaded;
+use kb::knowledge::{self, Loaded};
 use kb::rule_tests;
 
 fn bundled() -> Loaded {
@@ -225,6 +225,20 @@ fn the_embedded_knowledge_base_is_the_one_in_the_repository() {
     assert_eq!(embedded.kb.tests.len(), on_disk.kb.tests.len());
     let outcomes = rule_tests::run(&embedded, None);
     assert!(outcomes.iter().all(rule_tests::Outcome::passed));
+}
+
+#[test]
+fn the_compiled_knowledge_base_built_in_is_that_of_the_rules_built_in() {
+    let from_source = Loaded::bundled_from_source()
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+    let bytes = from_source.kb.to_bytes().unwrap();
+    assert!(
+        bytes == knowledge::BUNDLED_COMPILED,
+        "kb embeds a stale compiled form"
+    );
+    let loaded = Loaded::bundled().map_err(|e| format!("{e:?}")).unwrap();
+    assert!(loaded.kb.to_bytes().unwrap() == bytes);
 }
 
 #[test]

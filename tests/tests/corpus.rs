@@ -3,7 +3,6 @@
 
 #![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use kb::knowledge::{self, LoadError};
@@ -24,8 +23,7 @@ fn corpus() -> Vec<(String, String)> {
 }
 
 fn load(name: &str, text: &str) -> Result<kb_engine::KnowledgeBase, LoadError> {
-    let files = BTreeMap::from([(name.to_owned(), text.to_owned())]);
-    knowledge::compile(files.iter())
+    knowledge::compile(std::iter::once((name, text)))
 }
 
 #[test]

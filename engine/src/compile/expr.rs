@@ -8,10 +8,8 @@ use kb_dsl::{Code, Loc, Problem};
 use super::suggest;
 use crate::expr::{CExpr, Cmp};
 use crate::kb::{FactId, Name};
+use crate::pattern::Pattern;
 use crate::types::Ty;
-
-/// The largest compiled regular expression a rule may use.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// Compiles expressions in one setting: a fact's derivation may read inputs,
 /// a condition reads facts only.
@@ -363,7 +361,7 @@ impl<'c> ExprCompiler<'c> {
     }
 
     /// A regular expression written as a string literal.
-    fn regex(&mut self, pattern: &Expr, role: &str) -> Option<regex::Regex> {
+    fn regex(&mut self, pattern: &Expr, role: &str) -> Option<Pattern> {
         let ExprKind::String(source) = &pattern.kind else {
             return self.error(
                 Code::BadRegex,
@@ -371,10 +369,7 @@ impl<'c> ExprCompiler<'c> {
                 format!("{role} takes a regular expression written as a string literal"),
             );
         };
-        match regex::RegexBuilder::new(source)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-        {
+        match Pattern::compile(source) {
             Ok(regex) => Some(regex),
             Err(error) => {
                 self.problems.push(

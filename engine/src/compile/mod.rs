@@ -77,7 +77,7 @@ struct Compiler<'r> {
     checks: Vec<CheckInfo>,
     causes: Vec<CauseInfo>,
     graph: DiGraph<Node, Edge>,
-    templates: Option<Templates>,
+    templates: Templates,
     /// Facts read by conditions and templates.
     used: Vec<FactId>,
     /// Ids a misspelled reference probably meant: their being unreachable
@@ -86,10 +86,6 @@ struct Compiler<'r> {
 }
 
 impl<'r> Compiler<'r> {
-    fn templates(&mut self) -> &mut Templates {
-        self.templates.get_or_insert_with(Templates::new)
-    }
-
     fn declare_name(&mut self, name: &ast::Ident, what: Name) {
         if let Some((_, first)) = self.names.get(&name.name) {
             let problem = Problem::error(
@@ -275,7 +271,7 @@ impl<'r> Compiler<'r> {
 
     /// Compiles a command template and checks that it uses facts only.
     fn template(&mut self, key: String, source: &ast::Str) -> Option<Template> {
-        let names = match self.templates().add(key.clone(), source.value.clone()) {
+        let names = match self.templates.add(key.clone(), source.value.clone()) {
             Ok(names) => names,
             Err(error) => {
                 self.problems.push(
@@ -784,7 +780,7 @@ impl<'r> Compiler<'r> {
             rank,
             names,
             ids,
-            templates: self.templates.unwrap_or_else(Templates::new),
+            templates: self.templates,
             input_needs,
             inputs: self.inputs,
             facts: self.facts,
