@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use crate::kb::{FactId, InputId};
 use crate::pattern::Pattern;
-use crate::value::{Truth, Value};
+use crate::value::{Elements, Truth, Value};
 
 /// An expression with every name resolved and every type checked.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -93,7 +93,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                 let of = self.eval(of);
                 let index = self.eval(index);
                 match (of.elements(), index.as_number()) {
-                    (Some(items), Some(i)) => nth(&items, i),
+                    (Some(items), Some(i)) => nth(items, i),
                     _ if of.is_unknown() || index.is_unknown() => Value::Unknown,
                     _ => Value::Absent,
                 }
@@ -183,8 +183,8 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                 }
                 Value::Number(count as f64)
             }
-            CExpr::First(list) => self.end(list, |items| items.first().cloned()),
-            CExpr::Last(list) => self.end(list, |items| items.last().cloned()),
+            CExpr::First(list) => self.end(list, |mut items| items.next()),
+            CExpr::Last(list) => self.end(list, |mut items| items.next_back()),
             CExpr::Len(e) => match self.eval(e) {
                 Value::Unknown => Value::Unknown,
                 Value::Absent => Value::Number(0.0),
@@ -279,12 +279,13 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
     /// `any` (decisive: true) or `all` (decisive: false).
     fn quantify(&mut self, list: &'a CExpr, predicate: &'a CExpr, decisive: Truth) -> Value<'a> {
         let list = self.eval(list);
-        let items = match list.elements() {
-            Some(items) => items,
-            None if matches!(list, Value::Absent) => Vec::new(),
-            None => return Value::Unknown,
-        };
         let mut result = !decisive;
+        if matches!(list, Value::Absent) {
+            return truth(result);
+        }
+        let Some(items) = list.elements() else {
+            return Value::Unknown;
+        };
         for item in items {
             match self.with_element(item, predicate).truth() {
                 t if t == decisive => return truth(decisive),
@@ -298,14 +299,11 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
     fn end(
         &mut self,
         list: &'a CExpr,
-        pick: impl Fn(&[Value<'a>]) -> Option<Value<'a>>,
+        pick: impl Fn(Elements<'_, 'a>) -> Option<Value<'a>>,
     ) -> Value<'a> {
         match self.eval(list) {
             Value::Unknown => Value::Unknown,
-            value => value
-                .elements()
-                .and_then(|items| pick(&items))
-                .unwrap_or(Value::Absent),
+            value => value.elements().and_then(pick).unwrap_or(Value::Absent),
         }
     }
 }
@@ -326,8 +324,8 @@ fn field<'a>(value: &Value<'a>, name: &str) -> Value<'a> {
         _ => match value.elements() {
             Some(items) => {
                 let mut out = Vec::new();
-                for item in &items {
-                    match field(item, name) {
+                for item in items {
+                    match field(&item, name) {
                         Value::Absent => {}
                         found => match found.elements() {
                             Some(inner) => out.extend(inner),
@@ -342,7 +340,7 @@ fn field<'a>(value: &Value<'a>, name: &str) -> Value<'a> {
     }
 }
 
-fn nth<'a>(items: &[Value<'a>], index: f64) -> Value<'a> {
+fn nth<'a>(mut items: Elements<'_, 'a>, index: f64) -> Value<'a> {
     if index.fract() != 0.0 {
         return Value::Absent;
     }
@@ -352,8 +350,7 @@ fn nth<'a>(items: &[Value<'a>], index: f64) -> Value<'a> {
     let at = if index < 0 { len + index } else { index };
     usize::try_from(at)
         .ok()
-        .and_then(|at| items.get(at))
-        .cloned()
+        .and_then(|at| items.nth(at))
         .unwrap_or(Value::Absent)
 }
 
@@ -370,9 +367,14 @@ fn contains<'a>(haystack: &Value<'a>, needle: &Value<'a>) -> Value<'a> {
         Value::Absent => Value::Bool(false),
         _ => match haystack.elements() {
             Some(items) => {
-                if items.iter().any(|item| item.equals(needle)) {
-                    Value::Bool(true)
-                } else if items.iter().any(Value::is_unknown) {
+                let mut unknown = false;
+                for item in items {
+                    if item.equals(needle) {
+                        return Value::Bool(true);
+                    }
+                    unknown |= item.is_unknown();
+                }
+                if unknown {
                     Value::Unknown
                 } else {
                     Value::Bool(false)

@@ -69,7 +69,6 @@ pub(crate) fn command_text(name: &str, value: &Value<'_>) -> String {
         _ => match (value.as_str(), value.elements()) {
             (Some(s), _) => s.to_owned(),
             (None, Some(items)) => items
-                .iter()
                 .filter_map(|item| {
                     item.as_str()
                         .map(str::to_owned)

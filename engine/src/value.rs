@@ -109,10 +109,10 @@ impl<'a> Value<'a> {
     }
 
     /// The elements, when it is a list.
-    pub fn elements(&self) -> Option<Vec<Value<'a>>> {
+    pub fn elements(&self) -> Option<Elements<'_, 'a>> {
         match self {
-            Self::List(items) => Some(items.to_vec()),
-            Self::Json(Json::Array(items)) => Some(items.iter().map(Value::from_json).collect()),
+            Self::List(items) => Some(Elements::Values(items.iter())),
+            Self::Json(Json::Array(items)) => Some(Elements::Json(items.iter())),
             _ => None,
         }
     }
@@ -188,6 +188,57 @@ impl<'a> Value<'a> {
             Self::List(_) | Self::Json(Json::Array(_)) => "a list",
             Self::Json(Json::Object(_)) => "an object",
             Self::Json(Json::Null) => "null",
+        }
+    }
+}
+
+/// The elements of a list, read in place: lists are walked far more often
+/// than they are kept.
+#[derive(Debug, Clone)]
+pub enum Elements<'v, 'a> {
+    /// A list computed during evaluation.
+    Values(std::slice::Iter<'v, Value<'a>>),
+    /// A list of the input.
+    Json(std::slice::Iter<'a, Json>),
+}
+
+impl<'a> Iterator for Elements<'_, 'a> {
+    type Item = Value<'a>;
+
+    fn next(&mut self) -> Option<Value<'a>> {
+        match self {
+            Self::Values(items) => items.next().cloned(),
+            Self::Json(items) => items.next().map(Value::from_json),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let len = self.len();
+        (len, Some(len))
+    }
+
+    fn nth(&mut self, n: usize) -> Option<Value<'a>> {
+        match self {
+            Self::Values(items) => items.nth(n).cloned(),
+            Self::Json(items) => items.nth(n).map(Value::from_json),
+        }
+    }
+}
+
+impl DoubleEndedIterator for Elements<'_, '_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::Values(items) => items.next_back().cloned(),
+            Self::Json(items) => items.next_back().map(Value::from_json),
+        }
+    }
+}
+
+impl ExactSizeIterator for Elements<'_, '_> {
+    fn len(&self) -> usize {
+        match self {
+            Self::Values(items) => items.len(),
+            Self::Json(items) => items.len(),
         }
     }
 }
