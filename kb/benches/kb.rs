@@ -6,6 +6,9 @@
 
 use std::path::Path;
 
+#[path = "support/synthetic.rs"]
+mod synthetic;
+
 use divan::Bencher;
 use kb::knowledge::Loaded;
 use serde_json::Value;
@@ -97,67 +100,30 @@ fn docs(bencher: Bencher<'_, '_>, html: bool) {
     });
 }
 
-/// A synthetic knowledge base about the size of the bundled one per unit (17
-/// symptoms, 170 checks, 170 causes, 187 facts, with regexes and command
-/// templates), `scale` units of it, with distinct names.
-fn synthetic(scale: usize) -> String {
-    use std::fmt::Write as _;
-    let mut text = String::from("input pod \"The Pod\"\ninput events \"Events\"\n");
-    for unit in 0..scale {
-        for s in 0..17 {
-            let p = format!("u{unit}s{s}");
-            let facts = 11;
-            for f in 0..facts {
-                let _ = writeln!(
-                    text,
-                    "fact {p}_f{f}: string \"Fact {f}\" zh \"事实 {f}\" {{\n  from last(events[.reason == \"R{f}\"]).message\n  gather \"kubectl get events -n {{{{ {p}_f0 }}}} --field-selector reason=R{f}\"\n}}"
-                );
-            }
-            let _ = writeln!(
-                text,
-                "symptom {p} \"Symptom {p}\" zh \"症状 {p}\" {{\n  when exists({p}_f0)"
-            );
-            for c in 0..5 {
-                let _ = writeln!(text, "  check \"Check {c}?\" zh \"检查 {c}？\" {{");
-                let _ = writeln!(
-                    text,
-                    "    if {p}_f{c} matches r\"(?i)insufficient (cpu|memory|[a-z.]+/gpu)\" => {p}.c{c}"
-                );
-                let _ = writeln!(
-                    text,
-                    "    if {p}_f{} contains \"taint\" and not ({p}_f{} starts_with \"0/\") => check \"Nested {c}?\" {{ if exists({p}_f10) => {p}.d{c} }}",
-                    c + 5,
-                    c + 1
-                );
-                let _ = writeln!(text, "  }}");
-            }
-            let _ = writeln!(text, "}}");
-            for c in 0..5 {
-                for kind in ["c", "d"] {
-                    let _ = writeln!(
-                        text,
-                        "cause {p}.{kind}{c} \"Cause {kind}{c}\" zh \"原因 {kind}{c}\" {{\n  explain \"Why it happens.\" zh \"原因说明。\"\n  fix \"Fix it\" zh \"修复\" {{\n    step \"Look\" zh \"查看\" run \"kubectl describe pod {{{{ {p}_f1 }}}} -n {{{{ {p}_f0 }}}}\"\n    step \"Act\" zh \"处理\" run \"kubectl delete pod {{{{ {p}_f1 }}}} --force\" risk \"Careful\" zh \"小心\"\n  }}\n}}"
-                    );
-                }
-            }
-        }
-    }
-    text
-}
-
-/// Compiling knowledge bases 1×, 10× and 100× the size of the bundled one
-/// (parse and compile), to show how the cost grows with size.
+/// Compiling knowledge bases 1×, 10× and 100× the size of the bundled one,
+/// one rule file per unit, as `kb check DIR` does (files parse in
+/// parallel), to show how the cost grows with size.
 #[divan::bench(args = [1, 10, 100], sample_count = 5)]
 fn compile_scaled(bencher: Bencher<'_, '_>, scale: usize) {
-    let text = synthetic(scale);
-    bencher.bench(|| {
-        let rules = kb_dsl::parse(&text, "synthetic.kb")
-            .map_err(|e| e.problems.len())
-            .unwrap();
-        kb_engine::compile(&rules)
-            .map_err(|p| p.len())
-            .unwrap()
-            .causes
-            .len()
-    });
+    let files = synthetic::files(scale);
+    bencher.bench(|| compile_files(&files));
+}
+
+/// The same, 1000× the bundled knowledge base: one sample.
+#[divan::bench(sample_count = 1, sample_size = 1)]
+fn compile_scaled_1000(bencher: Bencher<'_, '_>) {
+    let files = synthetic::files(1000);
+    bencher.bench(|| compile_files(&files));
+}
+
+fn compile_files(files: &[(String, String)]) -> usize {
+    kb::knowledge::compile(
+        files
+            .iter()
+            .map(|(name, text)| (name.as_str(), text.as_str())),
+    )
+    .map_err(|_| "the synthetic knowledge base compiles")
+    .unwrap()
+    .causes
+    .len()
 }
