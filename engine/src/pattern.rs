@@ -1,35 +1,55 @@
 //! The regular expressions of rules (`matches`, `capture`).
 //!
-//! Compiled from source, a knowledge base compiles each one at once, so that
-//! a mistake is reported where it was written. Loaded from its compiled form
-//! ([`crate::KnowledgeBase::from_bytes`]), it compiles each on first use: an
-//! evaluation uses few of them, and compiling them all is most of what
-//! loading would otherwise cost.
+//! Compiling rules checks each one as the `regex` crate would build it (its
+//! syntax, and the size of its compiled program), and evaluation compiles
+//! it the first time it meets a string to match: an evaluation uses few of
+//! a knowledge base's expressions, and keeping every one compiled would
+//! cost far more time and memory than checking it.
 
 use std::fmt;
 use std::sync::OnceLock;
 
 use regex::{Regex, RegexBuilder};
+use regex_automata::nfa::thompson;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The most memory a compiled regular expression may take.
 const SIZE_LIMIT: usize = 1 << 20;
 
+thread_local! {
+    /// Builds the program a regular expression compiles to, to check its
+    /// size; one for all, as it allocates much to start.
+    static NFA_COMPILER: thompson::Compiler = {
+        let mut compiler = thompson::Compiler::new();
+        compiler.configure(thompson::Config::new().nfa_size_limit(Some(SIZE_LIMIT)));
+        compiler
+    };
+}
+
 /// A regular expression, compiled once.
 #[derive(Clone)]
 pub(crate) struct Pattern {
     source: Box<str>,
-    /// `None` when it does not compile, which compiling from source reports.
+    /// `None` when it does not compile, which checking it reports.
     regex: OnceLock<Option<Regex>>,
 }
 
 impl Pattern {
-    /// Compiles a regular expression now.
-    pub fn compile(source: &str) -> Result<Self, regex::Error> {
-        let regex = build(source)?;
+    /// Checks a regular expression; the message says what is wrong.
+    pub fn check(source: &str) -> Result<Self, String> {
+        let hir = regex_syntax::Parser::new()
+            .parse(source)
+            .map_err(|error| error.to_string())?;
+        NFA_COMPILER.with(|compiler| match compiler.build_from_hir(&hir) {
+            Ok(_) => Ok(()),
+            Err(error) => Err(match error.size_limit() {
+                Some(limit) => format!("compiled, it would exceed the size limit of {limit} bytes"),
+                None => error.to_string(),
+            }),
+        })?;
         Ok(Self {
             source: source.into(),
-            regex: OnceLock::from(Some(regex)),
+            regex: OnceLock::new(),
         })
     }
 

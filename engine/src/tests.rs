@@ -543,6 +543,18 @@ cause c.x "X" { fix "f" { step "s" } }
 "#,
     );
     assert_eq!(codes(&backreference), [Code::BadRegex]);
+    let huge = problems(
+        r#"
+symptom s "S" { when true check "R" { if message matches r"(?:\w{100}){100}" => c.x } }
+cause c.x "X" { fix "f" { step "s" } }
+"#,
+    );
+    assert_eq!(codes(&huge), [Code::BadRegex]);
+    let label = huge
+        .iter()
+        .find(|p| p.code == Code::BadRegex)
+        .map(|p| &p.label);
+    assert!(label.is_some_and(|l| l.contains("size limit")), "{label:?}");
 }
 
 #[test]

@@ -369,12 +369,12 @@ impl<'c> ExprCompiler<'c> {
                 format!("{role} takes a regular expression written as a string literal"),
             );
         };
-        match Pattern::compile(source) {
+        match Pattern::check(source) {
             Ok(regex) => Some(regex),
             Err(error) => {
                 self.problems.push(
                     Problem::error(Code::BadRegex, &pattern.loc, String::from("invalid regular expression"))
-                        .with_label(first_line(&error.to_string()))
+                        .with_label(first_line(&error))
                         .with_help("the syntax is that of Rust's `regex` crate; it has no look-around or backreferences"),
                 );
                 None
