@@ -72,6 +72,9 @@ struct Compiler<'r> {
     symptoms: Vec<SymptomInfo>,
     /// Every check in the AST, by `CheckId`, with its id.
     check_asts: Vec<(&'r ast::Check, String)>,
+    /// The index in `check_asts` of each check, by address: a nested check
+    /// is found by the branch that holds it.
+    check_index: HashMap<*const ast::Check, CheckId>,
     /// The checks written directly in each symptom.
     symptom_checks: Vec<Vec<CheckId>>,
     checks: Vec<CheckInfo>,
@@ -157,6 +160,8 @@ impl<'r> Compiler<'r> {
             }
             None => format!("{symptom}#{counter}"),
         };
+        self.check_index
+            .insert(std::ptr::from_ref(check), CheckId(self.check_asts.len()));
         self.check_asts.push((check, id));
         for branch in &check.branches {
             if let AstTarget::Check(nested) = &branch.target {
@@ -479,13 +484,10 @@ impl<'r> Compiler<'r> {
 
     fn resolve_target(&mut self, target: &'r AstTarget) -> Option<Target> {
         match target {
-            AstTarget::Check(nested) => {
-                let index = self
-                    .check_asts
-                    .iter()
-                    .position(|(c, _)| std::ptr::eq(*c, &**nested))?;
-                Some(Target::Check(CheckId(index)))
-            }
+            AstTarget::Check(nested) => self
+                .check_index
+                .get(&std::ptr::from_ref(&**nested))
+                .map(|&id| Target::Check(id)),
             AstTarget::CheckRef(id) => match self.ids.get(&id.name) {
                 Some((Id::Check(check), _)) => Some(Target::Check(*check)),
                 other => {
@@ -730,13 +732,15 @@ impl<'r> Compiler<'r> {
     }
 
     fn finish(mut self, rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
-        let mut used = std::mem::take(&mut self.used);
-        for reads in &self.fact_reads {
-            used.extend(reads);
+        let mut used = vec![false; self.facts.len()];
+        for id in self.used.iter().chain(self.fact_reads.iter().flatten()) {
+            if let Some(slot) = used.get_mut(id.0) {
+                *slot = true;
+            }
         }
         for fact in &self.facts {
             if let Some((Name::Fact(id), _)) = self.names.get(&fact.name)
-                && !used.contains(id)
+                && !used.get(id.0).copied().unwrap_or(true)
             {
                 self.problems.push(
                     Problem::warning(
