@@ -167,6 +167,20 @@ fn parse_value(bencher: Bencher<'_, '_>) {
     });
 }
 
+/// Parsing keeping only what kb's rules read, as `kb eval` reads NDJSON.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn parse_pruned(bencher: Bencher<'_, '_>) {
+    let loaded = loaded();
+    let needs = kb::adapter::needs(&loaded.kb);
+    let lines = lines();
+    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
+        lines
+            .iter()
+            .map(|l| usize::from(needs.parse(l.as_bytes()).unwrap().is_object()))
+            .sum::<usize>()
+    });
+}
+
 /// kb end to end: parse, adapter, bind, evaluate.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end(bencher: Bencher<'_, '_>) {

@@ -169,13 +169,7 @@ _pending_unplaced if {
 }
 
 # check scheduler-says: every branch that holds is followed.
-# kb's one regex `Insufficient (cpu|memory|ephemeral-storage|hugepages-[\w-]+|[\w.-]+/[\w.-]+)`,
-# split in three: as one, its Unicode classes compile past regorus's 100 KiB regex limit.
-_p_resources if regex.match(`Insufficient (cpu|memory|ephemeral-storage)`, scheduling_message)
-
-_p_resources if regex.match(`Insufficient hugepages-[\w-]+`, scheduling_message)
-
-_p_resources if regex.match(`Insufficient [\w.-]+/[\w.-]+`, scheduling_message)
+_p_resources if regex.match(`Insufficient (cpu|memory|ephemeral-storage|hugepages-[A-Za-z0-9-]+|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)`, scheduling_message)
 
 _p_pods if regex.match(`Too many pods|Insufficient pods`, scheduling_message)
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Whole-command latency: `kb eval` of one bundle against the start-up of a
+trivial Rust binary, measured in one run, interleaved, median of N runs.
+
+    cargo build --release -p kb
+    python3 scripts/latency.py [N]
+
+Each run is a process spawned and waited for, its output sent to /dev/null;
+the trivial binary (an empty `main`, built here with `rustc -O`) is timed the
+same way, so the cost of spawning a process is in both.
+"""
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KB = os.path.join(ROOT, "target", "release", "kb")
+
+
+def trivial_binary(tmp):
+    source = os.path.join(tmp, "trivial.rs")
+    with open(source, "w") as f:
+        f.write("fn main() {}\n")
+    binary = os.path.join(tmp, "trivial")
+    subprocess.run(["rustc", "-O", "-o", binary, source], check=True)
+    return binary
+
+
+def once(argv, devnull):
+    start = time.perf_counter()
+    pid = os.posix_spawn(
+        argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)]
+    )
+    _, status = os.waitpid(pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        sys.exit(f"{' '.join(argv)} failed")
+    return elapsed
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    if not os.path.exists(KB):
+        sys.exit("build kb first: cargo build --release -p kb")
+    tmp = tempfile.mkdtemp()
+    try:
+        commands = {
+            "trivial Rust binary": [trivial_binary(tmp)],
+            "kb --version": [KB, "--version"],
+            "kb eval examples/pending-insufficient-cpu.json": [
+                KB, "eval", os.path.join(ROOT, "examples/pending-insufficient-cpu.json")],
+            "kb eval examples/crash-loop-oomkilled.json": [
+                KB, "eval", os.path.join(ROOT, "examples/crash-loop-oomkilled.json")],
+        }
+        times = {name: [] for name in commands}
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for name, argv in commands.items():  # warm the page cache
+            once(argv, devnull)
+        for _ in range(runs):
+            for name, argv in commands.items():
+                times[name].append(once(argv, devnull))
+    finally:
+        shutil.rmtree(tmp)
+    floor = statistics.median(times["trivial Rust binary"])
+    print(f"median of {runs} runs, interleaved")
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        print(f"{name:50} {median * 1000:6.2f} ms  {median / floor:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
