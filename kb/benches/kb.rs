@@ -84,6 +84,26 @@ fn eval(bencher: Bencher<'_, '_>) {
         });
 }
 
+/// One bundle, `examples/pending-insufficient-cpu.json`: parse, bind and
+/// diagnose, with the regexes and templates it uses already compiled.
+#[divan::bench]
+fn eval_one_bundle(bencher: Bencher<'_, '_>) {
+    let loaded = load_bundled();
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/pending-insufficient-cpu.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let diagnose = || {
+        let document: Value = serde_json::from_str(&text).unwrap();
+        let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
+        loaded
+            .kb
+            .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En)
+    };
+    let first = diagnose().causes.first().map(|c| c.id.clone());
+    assert_eq!(first.as_deref(), Some("pending.insufficient-resources"));
+    bencher.bench(diagnose);
+}
+
 /// The whole runbook site, both languages, in memory: Markdown, then HTML.
 #[divan::bench(args = [false, true])]
 fn docs(bencher: Bencher<'_, '_>, html: bool) {
