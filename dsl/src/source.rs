@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -15,6 +15,46 @@ pub struct Source {
     pub name: String,
     /// The whole file; borrowed when it is built into the program.
     pub text: Cow<'static, str>,
+    /// Where its lines start, found the first time a position is asked
+    /// for: a file with many problems is not scanned once for each.
+    lines: OnceLock<Lines>,
+}
+
+/// The lines of a source.
+#[derive(Debug)]
+struct Lines {
+    /// The byte offset of each line's start: 0, then one past each `\n`.
+    starts: Vec<usize>,
+    /// For each start, the line breaks before it as miette counts them (a
+    /// lone `\r` is one too).
+    breaks: Vec<usize>,
+}
+
+impl Lines {
+    fn of(text: &str) -> Self {
+        let (mut starts, mut breaks) = (vec![0], vec![0]);
+        let mut count = 0;
+        let bytes = text.as_bytes();
+        for (i, byte) in bytes.iter().enumerate() {
+            match byte {
+                b'\n' => {
+                    count += 1;
+                    starts.push(i + 1);
+                    breaks.push(count);
+                }
+                b'\r' if bytes.get(i + 1) != Some(&b'\n') => count += 1,
+                _ => {}
+            }
+        }
+        Self { starts, breaks }
+    }
+
+    /// The index of the line holding a byte offset.
+    fn index(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1)
+    }
 }
 
 impl Source {
@@ -23,17 +63,31 @@ impl Source {
         Arc::new(Self {
             name: name.into(),
             text: text.into(),
+            lines: OnceLock::new(),
         })
+    }
+
+    fn lines(&self) -> &Lines {
+        self.lines.get_or_init(|| Lines::of(&self.text))
     }
 
     /// The 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let before = self.text.get(..offset).unwrap_or_default();
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = before.get(line_start..).unwrap_or_default().chars().count() + 1;
-        (line, column)
+        if !self.text.is_char_boundary(offset) {
+            return (1, 1);
+        }
+        let lines = self.lines();
+        let index = lines.index(offset);
+        let line_start = lines.starts.get(index).copied().unwrap_or(0);
+        let column = self
+            .text
+            .get(line_start..offset)
+            .unwrap_or_default()
+            .chars()
+            .count()
+            + 1;
+        (index + 1, column)
     }
 }
 
@@ -153,16 +207,30 @@ impl miette::SourceCode for SourceText {
         context_lines_after: usize,
     ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
         let text: &'a str = &self.0.text;
-        let contents = text.read_span(span, context_lines_before, context_lines_after)?;
-        let start = contents.span().offset();
+        // miette reads from the start of the text up to the span: read from
+        // a line start enough lines before it instead, which gives the same
+        // snippet, and shift what it says back to the whole text.
+        let lines = self.0.lines();
+        let first = lines
+            .index(span.offset())
+            .saturating_sub(context_lines_before + 1);
+        let base = lines.starts.get(first).copied().unwrap_or(0);
+        let base_line = lines.breaks.get(first).copied().unwrap_or(0);
+        let rest = text.get(base..).unwrap_or_default();
+        let local = (span.offset().saturating_sub(base), span.len()).into();
+        let contents = rest.read_span(&local, context_lines_before, context_lines_after)?;
+        let start = base + contents.span().offset();
         let (_, column) = self.0.line_col(start);
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.0.name.clone(),
             contents.data(),
-            *contents.span(),
-            contents.line(),
+            (start, contents.span().len()).into(),
+            base_line + contents.line(),
             column - 1,
-            contents.line_count(),
+            base_line + contents.line_count(),
         )))
     }
 }
+
+#[cfg(test)]
+mod tests;

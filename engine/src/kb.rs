@@ -132,6 +132,8 @@ pub struct KnowledgeBase {
     pub(crate) topo: Vec<NodeIndex>,
     /// Preorder position of every node, from the symptoms in declaration order.
     pub(crate) rank: Vec<usize>,
+    /// Ordered, as every map here, so that the same knowledge base always
+    /// gives the same bytes ([`KnowledgeBase::to_bytes`]).
     pub(crate) names: BTreeMap<String, Name>,
     pub(crate) ids: BTreeMap<String, Id>,
     pub(crate) templates: Templates,
