@@ -217,10 +217,8 @@ fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// kb on documents already parsed and through the adapter: bind and evaluate.
-#[divan::bench(sample_count = 20, sample_size = 1)]
-fn kb_eval_only(bencher: Bencher<'_, '_>) {
-    let loaded = loaded();
+/// Binds and evaluates every bundle, parsed and through the adapter first.
+fn eval_only(bencher: Bencher<'_, '_>, loaded: &Loaded) {
     let documents: Vec<Value> = lines()
         .iter()
         .map(|l| {
@@ -242,6 +240,13 @@ fn kb_eval_only(bencher: Bencher<'_, '_>) {
             })
             .sum::<usize>()
     });
+}
+
+/// kb on documents already parsed and through the adapter: bind and evaluate.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_eval_only(bencher: Bencher<'_, '_>) {
+    let loaded = loaded();
+    eval_only(bencher, &loaded);
 }
 
 /// The bundled rule files the three symptoms need, without their tests: pod.kb (shared
@@ -284,27 +289,7 @@ fn loaded_three() -> (tempfile::TempDir, Loaded) {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_eval_only_three_symptoms(bencher: Bencher<'_, '_>) {
     let (_dir, loaded) = loaded_three();
-    let documents: Vec<Value> = lines()
-        .iter()
-        .map(|l| {
-            kb::adapter::subjects(vec![serde_json::from_str(l).unwrap()])
-                .unwrap()
-                .remove(0)
-                .document
-        })
-        .collect();
-    bencher.counter(ItemsCount::new(documents.len())).bench(|| {
-        documents
-            .iter()
-            .map(|d| {
-                loaded
-                    .kb
-                    .evaluate(&loaded.kb.bind(d), Lang::En)
-                    .causes
-                    .len()
-            })
-            .sum::<usize>()
-    });
+    eval_only(bencher, &loaded);
 }
 
 /// regorus end to end, compiled (RVM): parse into a regorus `Value`, set it as the input of

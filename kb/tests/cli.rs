@@ -21,6 +21,16 @@ use common::{Run, example, finish, kb, line_col, run, run_stdin, write};
 
 // ------------------------------------------------------------------ helpers
 
+/// `kb eval PATH --format FORMAT`.
+fn eval_as(path: &Path, format: &str) -> Run {
+    run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new(format),
+    ])
+}
+
 /// `kb/rules/fixtures/REL`.
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -165,12 +175,7 @@ const CPU_MESSAGE: &str = "0/3 nodes are available: 3 Insufficient cpu. preempti
 #[test]
 fn eval_pending_insufficient_cpu_confirms_the_cause_with_evidence_and_fix() {
     let path = example("pending-insufficient-cpu.json");
-    let out = run([
-        OsStr::new("eval"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&path, "json");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let d = one_json(&out);
     assert_eq!(d["subject"], SUBJECT);
@@ -245,12 +250,7 @@ fn eval_crash_loop_oomkilled_confirms_the_memory_limit() {
 
 #[test]
 fn eval_without_events_keeps_causes_possible_and_says_what_to_gather() {
-    let out = run([
-        OsStr::new("eval"),
-        fixture("pending/no-events.json").as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&fixture("pending/no-events.json"), "json");
     assert_eq!(
         out.code, 0,
         "a possible symptom still matched: {}",
@@ -298,12 +298,7 @@ fn eval_of_a_healthy_pod_matches_no_symptom_and_exits_1() {
         text.stdout
     );
 
-    let json = run([
-        OsStr::new("eval"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let json = eval_as(&path, "json");
     assert_eq!(json.code, 1);
     let d = one_json(&json);
     assert_eq!(array(&d["symptoms"]).len(), 0);
@@ -399,12 +394,7 @@ fn text_output_lists_possible_causes_and_next_checks() {
 
 #[test]
 fn markdown_output_is_an_incident_note() {
-    let out = run([
-        OsStr::new("eval"),
-        example("pending-insufficient-cpu.json").as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("markdown"),
-    ]);
+    let out = eval_as(&example("pending-insufficient-cpu.json"), "markdown");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout.starts_with(&format!("# {SUBJECT}\n")),
@@ -440,12 +430,7 @@ fn markdown_output_is_an_incident_note() {
 
 #[test]
 fn markdown_headings_and_fences_start_their_own_lines() {
-    let out = run([
-        OsStr::new("eval"),
-        fixture("pending/no-events.json").as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("markdown"),
-    ]);
+    let out = eval_as(&fixture("pending/no-events.json"), "markdown");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.starts_with(&format!("# {SUBJECT}\n")));
     for line in out.stdout.lines() {
@@ -466,12 +451,7 @@ fn markdown_headings_and_fences_start_their_own_lines() {
 
 #[test]
 fn markdown_of_a_healthy_pod_says_nothing_matched() {
-    let out = run([
-        OsStr::new("eval"),
-        fixture("healthy/running-ready.json").as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("markdown"),
-    ]);
+    let out = eval_as(&fixture("healthy/running-ready.json"), "markdown");
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stdout
@@ -492,12 +472,7 @@ fn a_bare_pod_gives_the_bundles_causes_except_those_that_need_events_or_the_node
     for path in all_bundles() {
         let bundle = read_json(&path);
         let name = path.display();
-        let with_all = run([
-            OsStr::new("eval"),
-            path.as_os_str(),
-            OsStr::new("--format"),
-            OsStr::new("json"),
-        ]);
+        let with_all = eval_as(&path, "json");
         let bare = run_stdin(["eval", "-", "--format", "json"], compact(&bundle["pod"]));
         assert_eq!(bare.code, with_all.code, "{name}: {}", bare.stderr);
         let (with_all, bare) = (one_json(&with_all), one_json(&bare));
@@ -524,12 +499,7 @@ fn a_bare_pod_gives_the_bundles_causes_except_those_that_need_events_or_the_node
     let dir = TempDir::new().unwrap();
     let pending = read_json(&example("pending-insufficient-cpu.json"));
     let pod = write(&dir, "pod.json", compact(&pending["pod"]));
-    let out = run([
-        OsStr::new("eval"),
-        pod.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&pod, "json");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let d = one_json(&out);
     assert_eq!(d["subject"], SUBJECT);
@@ -538,12 +508,7 @@ fn a_bare_pod_gives_the_bundles_causes_except_those_that_need_events_or_the_node
     // The liveness kill is only in the events: possible, and asked for.
     let liveness = read_json(&fixture("crash-loop/liveness-probe.json"));
     let pod = write(&dir, "web.json", compact(&liveness["pod"]));
-    let out = run([
-        OsStr::new("eval"),
-        pod.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&pod, "json");
     let d = one_json(&out);
     assert_eq!(status_of(&d, "crash.liveness-probe"), Some("possible"));
     assert!(confirmed(&d).is_empty(), "{d}");
@@ -578,12 +543,7 @@ fn a_kubectl_list_of_two_pods_is_diagnosed_pod_by_pod() {
             "list.json",
             serde_json::to_string_pretty(&two_pod_list(events_first)).unwrap(),
         );
-        let out = run([
-            OsStr::new("eval"),
-            list.as_os_str(),
-            OsStr::new("--format"),
-            OsStr::new("json"),
-        ]);
+        let out = eval_as(&list, "json");
         assert_eq!(out.code, 0, "{}", out.stderr);
         let results = json_lines(&out.stdout);
         assert_eq!(results.len(), 2, "one result per pod:\n{}", out.stdout);
@@ -700,12 +660,7 @@ fn a_pod_file_and_an_event_list_file_merge_into_one_subject() {
 #[test]
 fn stdin_is_read_with_a_dash_or_with_no_argument() {
     let path = example("pending-insufficient-cpu.json");
-    let from_file = run([
-        OsStr::new("eval"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let from_file = eval_as(&path, "json");
     let input = fs::read(&path).unwrap();
     let dash = run_stdin(["eval", "-", "--format", "json"], input.clone());
     let nothing = run_stdin(["eval", "--format", "json"], input);
@@ -839,12 +794,7 @@ fn ndjson_gives_one_result_per_line_in_order_and_reports_a_bad_line_in_place() {
         ndjson_line(&fixture("healthy/running-ready.json")),
     ];
     let path = write(&dir, "bundles.ndjson", lines.join("\n") + "\n");
-    let out = run([
-        OsStr::new("eval"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&path, "json");
     assert_eq!(
         out.code, 2,
         "a bad line makes the run fail:\n{}",
@@ -917,12 +867,7 @@ fn ndjson_line_numbers_count_blank_lines() {
         ndjson_line(&fixture("healthy/running-ready.json")),
     );
     let path = write(&dir, "gaps.ndjson", text);
-    let out = run([
-        OsStr::new("eval"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&path, "json");
     assert_eq!(out.code, 2);
     let lines: Vec<Value> = json_lines(&out.stdout)
         .iter()
@@ -977,12 +922,7 @@ fn a_large_ndjson_stream_is_evaluated_line_by_line() {
     assert_eq!(input_lines, 5500);
     assert!(fs::metadata(&path).unwrap().len() > 40_000_000);
 
-    let out = run([
-        OsStr::new("eval"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&path, "json");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let results = json_lines(&out.stdout);
     assert_eq!(results.len(), input_lines);
@@ -1153,12 +1093,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn wrong_types_at_every_fact_path_are_warnings_not_crashes() {
-    let out = run([
-        OsStr::new("eval"),
-        data("wrong-types.json").as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_as(&data("wrong-types.json"), "json");
     assert!(matches!(out.code, 0 | 1), "{out:?}");
     let d = one_json(&out);
     let warnings = compact(&d["warnings"]);
