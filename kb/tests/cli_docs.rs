@@ -1,38 +1,24 @@
 //! End-to-end tests of `kb docs` and of `kb facts`' failures, run on the built binary.
 
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests"
+)]
 
 use std::path::Path;
-use std::process::Output;
 
-use assert_cmd::Command;
-
-fn kb(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_kb"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    output
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
 
 #[test]
 fn docs_writes_both_books_and_an_html_site() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
-    let run = kb(&["docs", "--out", out.to_str().unwrap()]);
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-    assert!(
-        text(&run.stdout).starts_with("wrote "),
-        "{}",
-        text(&run.stdout)
-    );
+    let run = common::run(["docs", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("wrote "), "{}", run.stdout);
     for page in [
         "en/index.md",
         "zh/index.md",
@@ -44,7 +30,7 @@ fn docs_writes_both_books_and_an_html_site() {
         assert!(out.join(page).is_file(), "no {page}");
     }
     let html = dir.path().join("html");
-    let run = kb(&[
+    let run = common::run([
         "docs",
         "--out",
         html.to_str().unwrap(),
@@ -52,7 +38,7 @@ fn docs_writes_both_books_and_an_html_site() {
         "--lang",
         "zh",
     ]);
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(run.code, 0, "{}", run.stderr);
     let page = std::fs::read_to_string(html.join("zh/symptoms/pod-pending.html")).unwrap();
     assert!(
         page.contains("<svg") && page.contains("Pod 一直处于 Pending"),
@@ -72,7 +58,7 @@ fn docs_with_a_template_override_uses_it_and_refuses_unknown_names() {
     )
     .unwrap();
     let out = dir.path().join("site");
-    let run = kb(&[
+    let run = common::run([
         "docs",
         "--out",
         out.to_str().unwrap(),
@@ -81,7 +67,7 @@ fn docs_with_a_template_override_uses_it_and_refuses_unknown_names() {
         "--lang",
         "en",
     ]);
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(run.code, 0, "{}", run.stderr);
     let facts = std::fs::read_to_string(out.join("en/facts.md")).unwrap();
     assert!(
         facts.ends_with(" facts\n") && facts.starts_with("# "),
@@ -90,18 +76,18 @@ fn docs_with_a_template_override_uses_it_and_refuses_unknown_names() {
 
     std::fs::write(theme.join("fact.md.j2"), "typo").unwrap();
     let again = dir.path().join("again");
-    let run = kb(&[
+    let run = common::run([
         "docs",
         "--out",
         again.to_str().unwrap(),
         "--templates",
         theme.to_str().unwrap(),
     ]);
-    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(run.code, 2);
     assert!(
-        text(&run.stderr).contains("`fact.md.j2` overrides no template"),
+        run.stderr.contains("`fact.md.j2` overrides no template"),
         "{}",
-        text(&run.stderr)
+        run.stderr
     );
     assert!(!again.exists(), "a failed run writes nothing");
 }
@@ -115,30 +101,30 @@ fn a_failed_docs_run_leaves_the_previous_site_as_it_was() {
     let theme = dir.path().join("theme");
     std::fs::create_dir(&theme).unwrap();
     std::fs::write(theme.join("index.md.j2"), "{% if %}").unwrap();
-    let run = kb(&[
+    let run = common::run([
         "docs",
         "--out",
         out.to_str().unwrap(),
         "--templates",
         theme.to_str().unwrap(),
     ]);
-    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(run.code, 2);
     assert_eq!(
         std::fs::read_to_string(out.join("keep.md")).unwrap(),
         "previous"
     );
-    let missing = kb(&[
+    let missing = common::run([
         "docs",
         "--out",
         out.to_str().unwrap(),
         "--templates",
         "/nonexistent/theme",
     ]);
-    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(missing.code, 2);
     assert!(
-        text(&missing.stderr).contains("/nonexistent/theme"),
+        missing.stderr.contains("/nonexistent/theme"),
         "{}",
-        text(&missing.stderr)
+        missing.stderr
     );
 }
 
@@ -147,19 +133,15 @@ fn docs_of_a_broken_knowledge_base_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bad.kb"), "symptom s \"S\" { wen x }\n").unwrap();
     let out = dir.path().join("site");
-    let run = kb(&[
+    let run = common::run([
         "docs",
         "--kb",
         dir.path().to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(run.status.code(), Some(3));
-    assert!(
-        text(&run.stderr).contains("bad.kb:1:17"),
-        "{}",
-        text(&run.stderr)
-    );
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("bad.kb:1:17"), "{}", run.stderr);
     assert!(!out.exists());
 }
 
@@ -168,21 +150,14 @@ fn facts_of_bad_input_exits_2_with_the_position() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"pod\": {\"metadata\": }").unwrap();
-    let run = kb(&["facts", bad.to_str().unwrap()]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(
-        text(&run.stderr).contains("bad.json:1:"),
-        "{}",
-        text(&run.stderr)
-    );
-    let missing = kb(&["facts", "/nonexistent.json"]);
-    assert_eq!(missing.status.code(), Some(2));
+    let run = common::run(["facts", bad.to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("bad.json:1:"), "{}", run.stderr);
+    let missing = common::run(["facts", "/nonexistent.json"]);
+    assert_eq!(missing.code, 2);
     let example =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/crash-loop-oomkilled.json");
-    let ok = kb(&["facts", example.to_str().unwrap()]);
-    assert_eq!(ok.status.code(), Some(0));
-    assert!(
-        text(&ok.stdout).contains("termination_reason")
-            && text(&ok.stdout).contains("\"OOMKilled\"")
-    );
+    let ok = common::run(["facts", example.to_str().unwrap()]);
+    assert_eq!(ok.code, 0);
+    assert!(ok.stdout.contains("termination_reason") && ok.stdout.contains("\"OOMKilled\""));
 }
