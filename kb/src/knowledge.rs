@@ -228,15 +228,17 @@ impl Loaded {
         Self::bundled_with(|files| compile(rule_files(files)))
     }
 
+    /// The bundled files and manifest, with the knowledge base `kb_of` makes
+    /// of the files.
     fn bundled_with(
-        compile: impl FnOnce(&BTreeMap<String, Cow<'static, str>>) -> Result<KnowledgeBase, LoadError>,
+        kb_of: impl FnOnce(&BTreeMap<String, Cow<'static, str>>) -> Result<KnowledgeBase, LoadError>,
     ) -> Result<Self, LoadError> {
         let files = bundled_files();
         let manifest = files
             .get(&format!("{BUNDLED_PREFIX}kb.toml"))
             .map(|text| parse_manifest(text, &format!("{BUNDLED_PREFIX}kb.toml")))
             .transpose()?;
-        let kb = compile(&files)?;
+        let kb = kb_of(&files)?;
         Ok(Self {
             kb,
             manifest,
