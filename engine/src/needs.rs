@@ -3,6 +3,7 @@
 //! fields, images, annotations), and building them is most of the cost of
 //! reading it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -160,11 +161,13 @@ impl<'de> Visitor<'de> for Prune<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut kept = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            match self.0.fields.get(&key) {
+        // Keys are borrowed from the text: most are skipped, and only those
+        // kept are worth allocating.
+        while let Some(key) = map.next_key_seed(Key)? {
+            match self.0.fields.get(key.as_ref()) {
                 Some(needs) => {
                     let value = map.next_value_seed(Prune(needs))?;
-                    kept.insert(key, value);
+                    kept.insert(key.into_owned(), value);
                 }
                 None => {
                     map.next_value::<IgnoredAny>()?;
@@ -172,6 +175,37 @@ impl<'de> Visitor<'de> for Prune<'_> {
             }
         }
         Ok(Json::Object(kept))
+    }
+}
+
+/// An object key, borrowed unless it has escapes to undo.
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
     }
 }
 
@@ -197,6 +231,13 @@ mod tests {
             value,
             json!({"pod": {"status": {"phase": "Pending", "containerStatuses": [{"name": "x", "state": {"waiting": {}}}]}},
                    "events": [{"message": "m"}, {}]})
+        );
+        assert_eq!(
+            needs
+                .parse(br#"{"pod": {"st\u0061tus": {"ph\u0061se": "Pending"}, "\u0078": 1}}"#)
+                .unwrap(),
+            json!({"pod": {"status": {"phase": "Pending"}}}),
+            "escaped keys are read as what they say"
         );
         assert_eq!(
             Needs::everything().parse(text).unwrap(),
