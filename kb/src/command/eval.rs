@@ -59,7 +59,6 @@ impl Tally {
     }
 }
 
-/// What every diagnosis of one run shares, and where it goes.
 /// What every diagnosis of one run shares; read by every worker thread.
 struct Context<'a> {
     kb: &'a KnowledgeBase,
@@ -69,8 +68,6 @@ struct Context<'a> {
     runbooks: Option<String>,
     /// The cause `--why-not` asks about.
     why_not: Option<CauseId>,
-    /// What to keep of each NDJSON line.
-    needs: Needs,
 }
 
 /// A run: the shared context, and where results go, in input order.
@@ -131,7 +128,6 @@ pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
         format: args.format,
         runbooks,
         why_not,
-        needs: adapter::needs(&loaded.kb),
     };
     let mut run = Run {
         context,
@@ -206,6 +202,9 @@ impl Run<'_> {
     /// parsed and diagnosed in parallel, a batch at a time.
     fn stream(&mut self, mut lines: read::Lines, name: &str) -> io::Result<()> {
         let flush_each = io::stdout().is_terminal();
+        // Worth working out for a stream only: it costs more than parsing
+        // one whole document.
+        let needs = adapter::needs(self.context.kb);
         loop {
             let batch: Vec<(usize, Result<Vec<u8>, String>)> = lines.by_ref().take(BATCH).collect();
             if batch.is_empty() {
@@ -214,7 +213,7 @@ impl Run<'_> {
             let context = &self.context;
             let results: Vec<(usize, Result<Rendered, String>)> = batch
                 .into_par_iter()
-                .map(|(line, raw)| (line, raw.and_then(|raw| context.line(&raw, line))))
+                .map(|(line, raw)| (line, raw.and_then(|raw| context.line(&raw, line, &needs))))
                 .collect();
             for (line, result) in results {
                 match result {
@@ -246,8 +245,8 @@ impl Run<'_> {
 
 impl Context<'_> {
     /// One NDJSON line: parsed keeping what the rules read, diagnosed, written out.
-    fn line(&self, raw: &[u8], line: usize) -> Result<Rendered, String> {
-        let document = read::parse_line(raw, &self.needs)?;
+    fn line(&self, raw: &[u8], line: usize, needs: &Needs) -> Result<Rendered, String> {
+        let document = read::parse_line(raw, needs)?;
         let mut subjects = adapter::subjects(vec![document])?;
         let subject = match subjects.len() {
             1 => subjects.remove(0),
