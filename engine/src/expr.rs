@@ -148,10 +148,10 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             CExpr::EndsWith(a, b) => self.strings(a, b, |a, b| a.ends_with(b)),
             CExpr::Matches(a, regex) => match self.eval(a) {
                 Value::Unknown => Value::Unknown,
-                value => match (value.as_str(), regex.regex()) {
-                    (None, _) => Value::Bool(false),
-                    (Some(s), Some(regex)) => Value::Bool(regex.is_match(s)),
-                    (Some(_), None) => Value::Unknown,
+                value => match value.as_str().map(|s| regex.is_match(s)) {
+                    None => Value::Bool(false),
+                    Some(Some(found)) => Value::Bool(found),
+                    Some(None) => Value::Unknown,
                 },
             },
             CExpr::Exists(e) => match self.eval(e) {
@@ -225,13 +225,10 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             }
             CExpr::Capture(text, regex) => match self.eval(text) {
                 value @ (Value::Unknown | Value::Absent) => value,
-                value => match (value.as_str(), regex.regex()) {
-                    (None, _) => Value::Absent,
-                    (Some(s), Some(regex)) => regex
-                        .captures(s)
-                        .and_then(|found| found.get(1).or_else(|| found.get(0)))
-                        .map_or(Value::Absent, |m| Value::Str(Rc::from(m.as_str()))),
-                    (Some(_), None) => Value::Unknown,
+                value => match value.as_str().map(|s| regex.capture(s)) {
+                    None | Some(Some(None)) => Value::Absent,
+                    Some(Some(Some(found))) => Value::Str(Rc::from(found)),
+                    Some(None) => Value::Unknown,
                 },
             },
             CExpr::ToNumber(e) => match self.eval(e) {
