@@ -12,6 +12,11 @@
 //! [`parse`] is the whole entry point. Problems come back all at once, each a
 //! located, coded [`Problem`] that renders with miette.
 
+// pest is used without its `std` feature, which would probe the stack on
+// every rule it enters: the parser bounds nesting itself. The code
+// pest_derive generates then names `alloc`.
+extern crate alloc;
+
 pub mod ast;
 pub mod format;
 mod parse;

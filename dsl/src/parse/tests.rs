@@ -334,6 +334,33 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
 }
 
 #[test]
+fn nesting_up_to_the_limit_parses_on_a_small_stack() {
+    // The parser relies on the nesting limit, not on probing the stack:
+    // everything the limit allows must parse on a thread of 2 MiB, as the
+    // test threads and rayon's workers have, in a debug build.
+    // The symptom's braces are one level.
+    let n = crate::parse::MAX_NESTING - 1;
+    let half = n / 2;
+    let conditions = [
+        format!("{}a{}", "(".repeat(n), ")".repeat(n)),
+        format!("{}1{} == 1", "[".repeat(n), "]".repeat(n)),
+        format!("{}a{} > 0", "len(".repeat(n), ")".repeat(n)),
+        format!("{}a", "not ".repeat(n)),
+        format!("{}a{}", "not (".repeat(n), ")".repeat(n)),
+        format!("{}a{}", "any(xs, (".repeat(half), "))".repeat(half)),
+    ];
+    for condition in conditions {
+        let src = format!("symptom s \"S\" {{ when {condition} }}");
+        let parsed = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || ok(&src).symptoms().count())
+            .unwrap()
+            .join();
+        assert_eq!(parsed.ok(), Some(1), "{condition}");
+    }
+}
+
+#[test]
 fn brackets_inside_strings_and_comments_do_not_count_as_nesting() {
     let src = format!("# {}\ninput pod \"{}\"", "(".repeat(1000), "[".repeat(1000));
     assert_eq!(ok(&src).inputs().count(), 1);
