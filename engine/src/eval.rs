@@ -222,15 +222,36 @@ impl<'a> Run<'a> {
 
     /// Evaluates a condition and records what it saw.
     fn condition(&mut self, expr: &'a CExpr, check: Option<&str>, text: &str) -> Evidence {
+        let (result, reading) = self.test(expr);
+        self.evidence(check, text, result, &reading)
+    }
+
+    /// A condition's truth and the facts it read, in the order it read them.
+    /// Cheaper than [`Run::condition`]: most conditions do not hold, and
+    /// their evidence is never shown.
+    fn test(&mut self, expr: &'a CExpr) -> (Truth, Vec<FactId>) {
         self.reading.clear();
         let result = self.eval(expr).truth();
-        let reading = std::mem::take(&mut self.reading);
+        (result, std::mem::take(&mut self.reading))
+    }
+
+    fn evidence(
+        &mut self,
+        check: Option<&str>,
+        text: &str,
+        result: Truth,
+        reading: &[FactId],
+    ) -> Evidence {
         Evidence {
             check: check.map(str::to_owned),
             condition: text.to_owned(),
             result,
-            facts: reading.into_iter().map(|id| self.seen(id)).collect(),
+            facts: self.seen_all(reading),
         }
+    }
+
+    fn seen_all(&mut self, facts: &[FactId]) -> Vec<FactSeen> {
+        facts.iter().map(|&id| self.seen(id)).collect()
     }
 
     /// Evaluates one way, stopping at the first condition that does not hold.
@@ -273,19 +294,16 @@ impl<'a> Run<'a> {
     /// That none of a check's `if` branches holds, as [`Run::follow`] sees it.
     fn none_holds(&mut self, check: &'a CheckInfo, title: &str) -> Evidence {
         let mut any_if = Truth::False;
-        let mut facts_read: Vec<FactSeen> = Vec::new();
+        let mut facts_read = Vec::new();
         for branch in &check.branches {
-            if let (Some(condition), Some(text)) = (&branch.condition, &branch.condition_text) {
-                let evidence = self.condition(condition, Some(title), text);
-                any_if = any_if.or(evidence.result);
-                for fact in evidence.facts {
-                    if !facts_read.iter().any(|f| f.name == fact.name) {
-                        facts_read.push(fact);
-                    }
-                }
+            if let Some(condition) = &branch.condition {
+                let (result, reading) = self.test(condition);
+                any_if = any_if.or(result);
+                add_new(&mut facts_read, &reading);
             }
         }
-        otherwise(title, !any_if, &facts_read)
+        let facts = self.seen_all(&facts_read);
+        otherwise(title, !any_if, facts)
     }
 
     fn seen(&mut self, id: FactId) -> FactSeen {
@@ -314,15 +332,16 @@ impl<'a> Run<'a> {
                     let Some(symptom) = kb.symptoms.get(s.0) else {
                         continue;
                     };
-                    let evidence = self.condition(&symptom.when, None, &symptom.when_text);
-                    let truth = evidence.result;
+                    let (truth, reading) = self.test(&symptom.when);
                     // A symptom none of whose facts is known has nothing in
                     // the input speaking for it (a pod symptom on a Namespace).
-                    let nothing_known =
-                        evidence.facts.iter().all(|f| f.state == FactState::Unknown);
-                    if truth == Truth::False || (truth == Truth::Unknown && nothing_known) {
+                    if truth == Truth::False
+                        || (truth == Truth::Unknown
+                            && reading.iter().all(|&id| self.value(id).is_unknown()))
+                    {
                         continue;
                     }
+                    let evidence = self.evidence(None, &symptom.when_text, truth, &reading);
                     symptoms.push(SymptomFinding {
                         id: symptom.id.clone(),
                         title: symptom.title.get(lang).to_owned(),
@@ -386,25 +405,28 @@ impl<'a> Run<'a> {
         let kb = self.kb;
         let title = check.title.get(lang);
         let mut any_if = Truth::False;
-        let mut facts_read: Vec<FactSeen> = Vec::new();
+        let mut facts_read = Vec::new();
         for branch in &check.branches {
-            let evidence = match (&branch.condition, &branch.condition_text) {
-                (Some(condition), Some(text)) => {
-                    let evidence = self.condition(condition, Some(title), text);
-                    any_if = any_if.or(evidence.result);
-                    for fact in &evidence.facts {
-                        if !facts_read.iter().any(|f| f.name == fact.name) {
-                            facts_read.push(fact.clone());
-                        }
-                    }
-                    evidence
+            let (result, reading) = match &branch.condition {
+                Some(condition) => {
+                    let (result, reading) = self.test(condition);
+                    any_if = any_if.or(result);
+                    add_new(&mut facts_read, &reading);
+                    (result, Some(reading))
                 }
-                _ => otherwise(title, !any_if, &facts_read),
+                None => (!any_if, None),
             };
-            let truth = here.truth.and(evidence.result);
+            let truth = here.truth.and(result);
             if truth == Truth::False {
                 continue;
             }
+            let evidence = match (reading, &branch.condition_text) {
+                (Some(reading), Some(text)) => self.evidence(Some(title), text, result, &reading),
+                _ => {
+                    let facts = self.seen_all(&facts_read);
+                    otherwise(title, result, facts)
+                }
+            };
             let node = match branch.target {
                 Target::Cause(cause) => kb.causes.get(cause.0).map(|c| c.node),
                 Target::Check(next) => kb.checks.get(next.0).map(|c| c.node),
@@ -426,9 +448,10 @@ impl<'a> Run<'a> {
             }
         }
         if let Some(next) = check.next.and_then(|n| kb.checks.get(n.0)) {
-            let evidence = otherwise(title, !any_if, &facts_read);
-            let truth = here.truth.and(evidence.result);
+            let truth = here.truth.and(!any_if);
             if truth != Truth::False {
+                let facts = self.seen_all(&facts_read);
+                let evidence = otherwise(title, !any_if, facts);
                 let path = Rc::new(PathStep {
                     evidence,
                     before: Some(Rc::clone(&here.path)),
@@ -600,12 +623,21 @@ fn offer(reach: &mut [Option<Reach>], node: usize, candidate: Reach) {
     }
 }
 
-fn otherwise(check: &str, truth: Truth, facts: &[FactSeen]) -> Evidence {
+fn otherwise(check: &str, truth: Truth, facts: Vec<FactSeen>) -> Evidence {
     Evidence {
         check: Some(check.to_owned()),
         condition: String::from("otherwise"),
         result: truth,
-        facts: facts.to_vec(),
+        facts,
+    }
+}
+
+/// Adds the facts not already there, keeping the order they were read in.
+fn add_new(facts: &mut Vec<FactId>, read: &[FactId]) {
+    for id in read {
+        if !facts.contains(id) {
+            facts.push(*id);
+        }
     }
 }
 
