@@ -235,6 +235,7 @@ impl<'a> Run<'a> {
         (result, std::mem::take(&mut self.reading))
     }
 
+    /// What a condition saw, to show.
     fn evidence(
         &mut self,
         check: Option<&str>,
@@ -247,6 +248,16 @@ impl<'a> Run<'a> {
             condition: text.to_owned(),
             result,
             facts: self.seen_all(reading),
+        }
+    }
+
+    /// That no `if` of a check holds (`else`, or on to the next check).
+    fn otherwise(&mut self, check: &str, truth: Truth, facts: &[FactId]) -> Evidence {
+        Evidence {
+            check: Some(check.to_owned()),
+            condition: String::from("otherwise"),
+            result: truth,
+            facts: self.seen_all(facts),
         }
     }
 
@@ -302,8 +313,7 @@ impl<'a> Run<'a> {
                 add_new(&mut facts_read, &reading);
             }
         }
-        let facts = self.seen_all(&facts_read);
-        otherwise(title, !any_if, facts)
+        self.otherwise(title, !any_if, &facts_read)
     }
 
     fn seen(&mut self, id: FactId) -> FactSeen {
@@ -422,10 +432,7 @@ impl<'a> Run<'a> {
             }
             let evidence = match (reading, &branch.condition_text) {
                 (Some(reading), Some(text)) => self.evidence(Some(title), text, result, &reading),
-                _ => {
-                    let facts = self.seen_all(&facts_read);
-                    otherwise(title, result, facts)
-                }
+                _ => self.otherwise(title, result, &facts_read),
             };
             let node = match branch.target {
                 Target::Cause(cause) => kb.causes.get(cause.0).map(|c| c.node),
@@ -450,8 +457,7 @@ impl<'a> Run<'a> {
         if let Some(next) = check.next.and_then(|n| kb.checks.get(n.0)) {
             let truth = here.truth.and(!any_if);
             if truth != Truth::False {
-                let facts = self.seen_all(&facts_read);
-                let evidence = otherwise(title, !any_if, facts);
+                let evidence = self.otherwise(title, !any_if, &facts_read);
                 let path = Rc::new(PathStep {
                     evidence,
                     before: Some(Rc::clone(&here.path)),
@@ -620,15 +626,6 @@ fn offer(reach: &mut [Option<Reach>], node: usize, candidate: Reach) {
             Some(existing) if existing.truth >= candidate.truth => {}
             _ => *slot = Some(candidate),
         }
-    }
-}
-
-fn otherwise(check: &str, truth: Truth, facts: Vec<FactSeen>) -> Evidence {
-    Evidence {
-        check: Some(check.to_owned()),
-        condition: String::from("otherwise"),
-        result: truth,
-        facts,
     }
 }
 
