@@ -143,6 +143,12 @@ pub fn with_sources<R>(sources: impl IntoIterator<Item = Arc<Source>>, f: impl F
     result
 }
 
+/// The sources [`with_sources`] gives on this thread, for a part of what is
+/// deserialized to be deserialized later with the same ones.
+pub fn current_sources() -> Vec<Arc<Source>> {
+    SOURCES.with_borrow(|sources| sources.values().cloned().collect())
+}
+
 impl Serialize for Loc {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (self.src.name.as_str(), self.start, self.end).serialize(serializer)

@@ -10,6 +10,7 @@ use crate::diagnosis::Evidence;
 use crate::diagnosis::{FixFinding, StepFinding};
 use crate::expr::CExpr;
 use crate::needs::Needs;
+use crate::snapshot::Tests;
 use crate::template::Templates;
 use crate::types::Ty;
 
@@ -149,8 +150,8 @@ pub struct KnowledgeBase {
     pub checks: Vec<CheckInfo>,
     /// The causes, in declaration order.
     pub causes: Vec<CauseInfo>,
-    /// The rule tests.
-    pub tests: Vec<ast::Test>,
+    /// The rule tests ([`KnowledgeBase::tests`]).
+    pub(crate) tests: Tests,
     /// Problems that do not stop the knowledge base from working.
     #[serde(skip)]
     pub warnings: Vec<Problem>,

@@ -1,9 +1,13 @@
 //! A compiled knowledge base as bytes: a program embeds one and loads it
 //! without parsing or compiling rules (`kb` does so with its bundled one).
 
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
-use kb_dsl::Source;
+use kb_dsl::{Source, ast};
+use serde::de::{Deserializer, Visitor};
+use serde::ser::Error as _;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::KnowledgeBase;
 
@@ -33,8 +37,9 @@ impl KnowledgeBase {
 
     /// A knowledge base from [`KnowledgeBase::to_bytes`], with its locations
     /// pointing into `sources`, the rule files it was compiled from. Regular
-    /// expressions and command templates compile when first used; the
-    /// warnings compiling found are not kept.
+    /// expressions and command templates compile when first used, and the
+    /// rule tests are decoded when first asked for
+    /// ([`KnowledgeBase::tests`]); the warnings compiling found are not kept.
     pub fn from_bytes(
         bytes: &[u8],
         sources: impl IntoIterator<Item = Arc<Source>>,
@@ -43,5 +48,99 @@ impl KnowledgeBase {
             .strip_prefix(HEADER.as_bytes())
             .ok_or(SnapshotError::Version)?;
         kb_dsl::source::with_sources(sources, || Ok(postcard::from_bytes(body)?))
+    }
+
+    /// The rule tests. Decoding them, for a knowledge base loaded from
+    /// bytes, fails if those bytes were damaged.
+    pub fn tests(&self) -> Result<&[ast::Test], SnapshotError> {
+        self.tests.get()
+    }
+}
+
+/// The rule tests of a knowledge base. Loaded from bytes, they stay encoded
+/// until asked for: a diagnosis never reads them, and decoding them was a
+/// sixth of loading the bundled knowledge base.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tests {
+    decoded: OnceLock<Vec<ast::Test>>,
+    encoded: Option<Arc<Encoded>>,
+}
+
+/// Tests as bytes, with the rule files their locations point into.
+struct Encoded {
+    bytes: Vec<u8>,
+    sources: Vec<Arc<Source>>,
+}
+
+impl fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} bytes", self.bytes.len())
+    }
+}
+
+impl Tests {
+    pub fn new(tests: Vec<ast::Test>) -> Self {
+        Self {
+            decoded: OnceLock::from(tests),
+            encoded: None,
+        }
+    }
+
+    /// The tests, decoded now if they were not yet.
+    pub fn get(&self) -> Result<&[ast::Test], SnapshotError> {
+        if let Some(tests) = self.decoded.get() {
+            return Ok(tests);
+        }
+        let Some(encoded) = &self.encoded else {
+            return Ok(&[]);
+        };
+        let tests = kb_dsl::source::with_sources(encoded.sources.iter().cloned(), || {
+            postcard::from_bytes(&encoded.bytes)
+        })?;
+        Ok(self.decoded.get_or_init(|| tests))
+    }
+}
+
+impl Serialize for Tests {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match (&self.encoded, self.decoded.get()) {
+            (Some(encoded), _) => serializer.serialize_bytes(&encoded.bytes),
+            (None, tests) => {
+                let tests = tests.map_or(&[][..], Vec::as_slice);
+                let bytes = postcard::to_allocvec(tests).map_err(S::Error::custom)?;
+                serializer.serialize_bytes(&bytes)
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Tests {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let bytes = deserializer.deserialize_byte_buf(Bytes)?;
+        Ok(Self {
+            decoded: OnceLock::new(),
+            encoded: Some(Arc::new(Encoded {
+                bytes,
+                sources: kb_dsl::source::current_sources(),
+            })),
+        })
+    }
+}
+
+struct Bytes;
+
+impl Visitor<'_> for Bytes {
+    type Value = Vec<u8>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("encoded rule tests")
+    }
+
+    fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
+        Ok(bytes.to_vec())
+    }
+
+    fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<Vec<u8>, E> {
+        Ok(bytes)
     }
 }

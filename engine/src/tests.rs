@@ -934,7 +934,9 @@ test "full" {
         let bytes = kb(RULES).to_bytes().unwrap();
         assert_eq!(kb(RULES).to_bytes().unwrap(), bytes);
         let loaded = KnowledgeBase::from_bytes(&bytes, sources()).unwrap();
-        assert_eq!(loaded.to_bytes().unwrap(), bytes);
+        assert_eq!(loaded.to_bytes().unwrap(), bytes, "tests not yet decoded");
+        assert_eq!(loaded.tests().unwrap(), kb(RULES).tests().unwrap());
+        assert_eq!(loaded.to_bytes().unwrap(), bytes, "tests decoded");
     }
 
     #[test]
@@ -951,7 +953,7 @@ test "full" {
             "{}",
             cause.loc.text()
         );
-        match &loaded.tests[..] {
+        match loaded.tests().unwrap() {
             [test] => match &test.input {
                 Some(kb_dsl::ast::TestInput::Inline(input)) => {
                     assert_eq!(
@@ -987,5 +989,15 @@ test "full" {
             KnowledgeBase::from_bytes(truncated, sources()),
             Err(SnapshotError::Format(_))
         ));
+        // The rule tests come last and are decoded when asked for: damage
+        // there shows then.
+        let compiled = kb(RULES);
+        let tests = postcard::to_allocvec(compiled.tests().unwrap()).unwrap();
+        let mut damaged = bytes.clone();
+        let start = damaged.len() - tests.len();
+        damaged[start..].fill(0xff);
+        let loaded = KnowledgeBase::from_bytes(&damaged, sources()).unwrap();
+        assert!(matches!(loaded.tests(), Err(SnapshotError::Format(_))));
+        assert!(matches!(loaded.tests(), Err(SnapshotError::Format(_))));
     }
 }

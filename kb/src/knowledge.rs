@@ -197,6 +197,12 @@ pub enum LoadError {
     Other(String),
 }
 
+impl From<kb_engine::SnapshotError> for LoadError {
+    fn from(error: kb_engine::SnapshotError) -> Self {
+        Self::Other(error.to_string())
+    }
+}
+
 /// The name under which bundled files appear in diagnostics.
 pub const BUNDLED_PREFIX: &str = bundled::PREFIX;
 

@@ -5,10 +5,10 @@
 //! causes: a knowledge base that also confirms a wrong cause fails.
 
 use kb_dsl::ast::{Expect, ExpectedStatus, Test, TestInput};
-use kb_engine::Lang;
 use kb_engine::diagnosis::{Diagnosis, Status, SymptomStatus};
 use kb_engine::kb::{CheckId, Id, WhyNot};
 use kb_engine::value::Truth;
+use kb_engine::{Lang, SnapshotError};
 use serde_json::Value as Json;
 
 use crate::adapter;
@@ -93,10 +93,10 @@ impl Outcome {
 }
 
 /// Runs the tests whose name contains `filter`.
-pub fn run(loaded: &Loaded, filter: Option<&str>) -> Vec<Outcome> {
-    loaded
+pub fn run(loaded: &Loaded, filter: Option<&str>) -> Result<Vec<Outcome>, SnapshotError> {
+    Ok(loaded
         .kb
-        .tests
+        .tests()?
         .iter()
         .filter(|test| filter.is_none_or(|f| test.name.value.contains(f)))
         .map(|test| {
@@ -140,7 +140,7 @@ pub fn run(loaded: &Loaded, filter: Option<&str>) -> Vec<Outcome> {
             }
             outcome
         })
-        .collect()
+        .collect())
 }
 
 /// What the tests exercise: causes some test confirms, checks some test reaches.

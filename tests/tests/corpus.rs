@@ -72,7 +72,7 @@ fn the_example_of_the_language_reference_compiles_and_passes_its_test() {
         Err(LoadError::Rules(problems)) => panic!("{}", kb::report::render(&problems, false)),
         Err(LoadError::Other(message)) => panic!("{message}"),
     };
-    let outcomes = kb::rule_tests::run(&loaded, None);
+    let outcomes = kb::rule_tests::run(&loaded, None).unwrap();
     assert_eq!(outcomes.len(), 1);
     assert!(
         outcomes.iter().all(kb::rule_tests::Outcome::passed),

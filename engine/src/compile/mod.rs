@@ -13,6 +13,7 @@ use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::kb::*;
+use crate::snapshot::Tests;
 use crate::template::Templates;
 use crate::types::Ty;
 use expr::ExprCompiler;
@@ -791,7 +792,7 @@ impl<'r> Compiler<'r> {
             symptoms: self.symptoms,
             checks: self.checks,
             causes: self.causes,
-            tests: rules.tests().cloned().collect(),
+            tests: Tests::new(rules.tests().cloned().collect()),
             warnings: self.problems,
         })
     }

@@ -61,6 +61,11 @@ fn to_json(problem: &Problem) -> JsonProblem<'_> {
 
 /// Runs `kb check` on a loaded (or failed) knowledge base.
 pub fn run(args: &Args, loaded: Result<Loaded, LoadError>) -> Exit {
+    // Tests that cannot be read are a problem of the knowledge base too.
+    let loaded = loaded.and_then(|loaded| match loaded.kb.tests() {
+        Ok(_) => Ok(loaded),
+        Err(error) => Err(LoadError::from(error)),
+    });
     let (problems, exit) = match &loaded {
         Ok(loaded) => (loaded.kb.warnings.clone(), Exit::Ok),
         Err(LoadError::Rules(problems)) => (problems.clone(), Exit::BadRules),
@@ -92,7 +97,7 @@ pub fn run(args: &Args, loaded: Result<Loaded, LoadError>) -> Exit {
                 kb.checks.len(),
                 kb.causes.len(),
                 kb.facts.len(),
-                kb.tests.len()
+                kb.tests().map_or(0, <[_]>::len)
             );
         }
         Err(error) => report::load_error(error),

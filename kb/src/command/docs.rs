@@ -56,7 +56,7 @@ pub fn generate(args: &Args, loaded: &Loaded, lang: Option<Lang>) -> Result<Vec<
         .as_ref()
         .and_then(|m| m.docs.title.clone().or_else(|| Some(m.name.clone())))
         .unwrap_or_else(|| String::from("Runbooks"));
-    let examples = examples(loaded);
+    let examples = examples(loaded)?;
     let langs = match lang {
         Some(lang) => vec![lang],
         None => vec![Lang::En, Lang::Zh],
@@ -115,9 +115,9 @@ fn read_templates(dir: &std::path::Path) -> Result<BTreeMap<String, String>, Str
 
 /// Values the knowledge base's own tests saw when confirming each cause:
 /// the known facts of the conditions after the symptom's, up to three.
-fn examples(loaded: &Loaded) -> BTreeMap<String, Vec<Example>> {
+fn examples(loaded: &Loaded) -> Result<BTreeMap<String, Vec<Example>>, String> {
     let mut examples: BTreeMap<String, Vec<Example>> = BTreeMap::new();
-    for outcome in rule_tests::run(loaded, None) {
+    for outcome in rule_tests::run(loaded, None).map_err(|e| e.to_string())? {
         let Some(diagnosis) = outcome.diagnosis else {
             continue;
         };
@@ -141,5 +141,5 @@ fn examples(loaded: &Loaded) -> BTreeMap<String, Vec<Example>> {
             }
         }
     }
-    examples
+    Ok(examples)
 }

@@ -25,7 +25,13 @@ pub struct Args {
 
 /// Runs `kb test`.
 pub fn run(args: &Args, loaded: &Loaded) -> Exit {
-    let outcomes = rule_tests::run(loaded, args.filter.as_deref());
+    let outcomes = match rule_tests::run(loaded, args.filter.as_deref()) {
+        Ok(outcomes) => outcomes,
+        Err(error) => {
+            crate::report::load_error(&error.into());
+            return Exit::BadRules;
+        }
+    };
     let mut out = std::io::stdout().lock();
     for outcome in &outcomes {
         let verdict = if outcome.passed() { "ok" } else { "FAILED" };
