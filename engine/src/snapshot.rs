@@ -58,8 +58,8 @@ impl KnowledgeBase {
 }
 
 /// The rule tests of a knowledge base. Loaded from bytes, they stay encoded
-/// until asked for: a diagnosis never reads them, and decoding them was a
-/// sixth of loading the bundled knowledge base.
+/// until asked for: a diagnosis never reads them, and decoding them was
+/// nearly a third of loading the bundled knowledge base.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tests {
     decoded: OnceLock<Vec<ast::Test>>,

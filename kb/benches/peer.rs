@@ -167,6 +167,19 @@ fn parse_value(bencher: Bencher<'_, '_>) {
     });
 }
 
+/// Reading every byte of every bundle as JSON and keeping nothing: what
+/// any parse costs before it builds anything.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn parse_skip(bencher: Bencher<'_, '_>) {
+    let lines = lines();
+    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
+        lines
+            .iter()
+            .map(|l| serde_json::from_str::<serde::de::IgnoredAny>(l).map_or(0, |_| 1))
+            .sum::<usize>()
+    });
+}
+
 /// Parsing keeping only what kb's rules read, as `kb eval` reads NDJSON.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn parse_pruned(bencher: Bencher<'_, '_>) {
