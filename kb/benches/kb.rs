@@ -13,6 +13,10 @@ use divan::Bencher;
 use kb::knowledge::Loaded;
 use serde_json::Value;
 
+/// The allocator the `kb` command runs with (`kb/src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }

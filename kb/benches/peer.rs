@@ -27,6 +27,10 @@ const POLICY: &str = include_str!("rego/pod.rego");
 const ENTRY: &str = "data.kb.causes";
 const SYMPTOMS: [&str; 3] = ["pod-pending", "pod-crash-loop", "pod-image-pull"];
 
+/// The allocator the `kb` command runs with (`kb/src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let Some(lines) = data() else {
         println!(
