@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use kb_dsl::ast::{BinOp, Expr, ExprKind};
 use kb_dsl::{Code, Loc, Problem};
 
+use super::patterns::Checked;
 use super::suggest;
 use crate::expr::{CExpr, Cmp};
 use crate::kb::{FactId, Name};
@@ -16,6 +17,7 @@ use crate::types::Ty;
 pub(super) struct ExprCompiler<'c> {
     pub names: &'c HashMap<String, (Name, Loc)>,
     pub fact_types: &'c [Ty],
+    patterns: &'c Checked,
     pub allow_inputs: bool,
     pub problems: &'c mut Vec<Problem>,
     /// The facts read, in order of first use.
@@ -29,12 +31,14 @@ impl<'c> ExprCompiler<'c> {
     pub fn new(
         names: &'c HashMap<String, (Name, Loc)>,
         fact_types: &'c [Ty],
+        patterns: &'c Checked,
         allow_inputs: bool,
         problems: &'c mut Vec<Problem>,
     ) -> Self {
         Self {
             names,
             fact_types,
+            patterns,
             allow_inputs,
             problems,
             reads: Vec::new(),
@@ -369,7 +373,11 @@ impl<'c> ExprCompiler<'c> {
                 format!("{role} takes a regular expression written as a string literal"),
             );
         };
-        match Pattern::check(source) {
+        let checked = match self.patterns.get(pattern) {
+            Some(checked) => checked.clone(),
+            None => Pattern::check(source),
+        };
+        match checked {
             Ok(regex) => Some(regex),
             Err(error) => {
                 self.problems.push(

@@ -3,6 +3,7 @@
 
 mod expr;
 mod extend;
+mod patterns;
 mod reads;
 
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use crate::snapshot::Tests;
 use crate::template::Templates;
 use crate::types::Ty;
 use expr::ExprCompiler;
+use patterns::Checked;
 
 /// Compiles rules into a knowledge base, or reports every problem found.
 /// Warnings of a successful compilation are kept in [`KnowledgeBase::warnings`].
@@ -29,6 +31,7 @@ pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
         ..Compiler::default()
     };
     compiler.declare(rules);
+    compiler.check_patterns(rules);
     compiler.compile_facts(rules);
     compiler.compile_symptoms(rules);
     compiler.compile_causes(rules);
@@ -82,6 +85,8 @@ struct Compiler<'r> {
     causes: Vec<CauseInfo>,
     graph: DiGraph<Node, Edge>,
     templates: Templates,
+    /// Every regular expression of the rules, checked.
+    patterns: Checked,
     /// Facts read by conditions and templates.
     used: Vec<FactId>,
     /// Ids a misspelled reference probably meant: their being unreachable
@@ -171,10 +176,25 @@ impl<'r> Compiler<'r> {
         }
     }
 
+    /// Checks every regular expression of the rules at once, after
+    /// [`Compiler::declare`] has found every check.
+    fn check_patterns(&mut self, rules: &RuleSet) {
+        let derivations = rules.facts().filter_map(|fact| fact.from.as_ref());
+        let whens = rules.symptoms().filter_map(|symptom| symptom.when.as_ref());
+        let conditions = self.check_asts.iter().flat_map(|(check, _)| {
+            check
+                .branches
+                .iter()
+                .filter_map(|branch| branch.condition.as_ref())
+        });
+        self.patterns = Checked::of(derivations.chain(whens).chain(conditions));
+    }
+
     fn expr_compiler(&mut self, allow_inputs: bool) -> ExprCompiler<'_> {
         ExprCompiler::new(
             &self.names,
             &self.fact_types,
+            &self.patterns,
             allow_inputs,
             &mut self.problems,
         )
