@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 
 /// An input source: a path, or `-` for standard input.
-pub fn open(path: &str) -> Result<Box<dyn BufRead>, String> {
+pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, String> {
     if path == "-" {
         return Ok(Box::new(BufReader::new(io::stdin())));
     }
@@ -35,7 +35,7 @@ pub enum Content {
 /// lines still come.
 pub struct Lines {
     first: Option<(usize, Vec<u8>)>,
-    rest: Box<dyn BufRead>,
+    rest: Box<dyn BufRead + Send>,
     next_line: usize,
     buffer: Vec<u8>,
 }
@@ -64,7 +64,7 @@ impl Iterator for Lines {
 /// Reads the start of a source to tell a stream of lines from whole documents:
 /// a first line holding exactly one complete document, followed by more
 /// documents, is NDJSON.
-pub fn content(name: &str, mut reader: Box<dyn BufRead>) -> Result<Content, String> {
+pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Content, String> {
     let failed = |e: io::Error| format!("{name}: {e}");
     let mut first = Vec::new();
     let mut first_line = 0;
@@ -115,7 +115,7 @@ fn whole(
     name: &str,
     mut all: Vec<u8>,
     first_line: usize,
-    reader: Box<dyn BufRead>,
+    reader: Box<dyn BufRead + Send>,
 ) -> Result<Content, String> {
     let room = (MAX_DOCUMENT_BYTES + 1).saturating_sub(all.len());
     reader

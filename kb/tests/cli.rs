@@ -11,7 +11,11 @@
 
 use std::ffi::OsStr;
 use std::fs;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -854,6 +858,56 @@ fn ndjson_of_good_lines_exits_0_and_stdin_works_too() {
             vec![String::from("pending.unbound-pvc")],
         ]
     );
+}
+
+#[test]
+fn a_live_stream_is_answered_line_by_line_while_it_is_still_open() {
+    // `kubectl get … --watch` piped in: the input stays open, and each
+    // bundle's diagnosis comes out as it arrives, not when a batch fills or
+    // the input ends.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["eval", "-", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (send, results) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = results
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a result while the input is still open");
+        serde_json::from_str(&line).unwrap()
+    };
+    // Two lines at first: the second tells NDJSON from a single document.
+    for path in [
+        example("pending-insufficient-cpu.json"),
+        example("crash-loop-oomkilled.json"),
+    ] {
+        writeln!(stdin, "{}", ndjson_line(&path)).unwrap();
+    }
+    stdin.flush().unwrap();
+    assert_eq!(confirmed(&next()), ["pending.insufficient-resources"]);
+    assert_eq!(confirmed(&next()), ["crash.oom-limit"]);
+    writeln!(
+        stdin,
+        "{}",
+        ndjson_line(&fixture("pending/unbound-pvc.json"))
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(confirmed(&next()), ["pending.unbound-pvc"]);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }
 
 #[test]

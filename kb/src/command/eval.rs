@@ -1,6 +1,8 @@
 //! `kb eval`: diagnose what kubectl printed.
 
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::sync::mpsc::{self, TryRecvError};
+use std::thread;
 
 use anstyle::{AnsiColor, Style};
 use kb_engine::diagnosis::{Evidence, Status};
@@ -80,8 +82,8 @@ struct Run<'a> {
 /// A subject's output, and whether a symptom matched.
 type Rendered = (Vec<u8>, bool);
 
-/// How many NDJSON lines are read, diagnosed in parallel and written at a time:
-/// memory stays bounded by this many bundles whatever the stream's length.
+/// The most NDJSON lines diagnosed in parallel and written at a time: memory
+/// stays bounded by a few times this many bundles whatever the stream's length.
 const BATCH: usize = 512;
 
 /// Runs `kb eval`.
@@ -199,17 +201,42 @@ impl Run<'_> {
 
     /// Evaluates NDJSON: one result per line, in input order; a bad line is
     /// reported where its result would be, and the others go on. Lines are
-    /// parsed and diagnosed in parallel, a batch at a time.
-    fn stream(&mut self, mut lines: read::Lines, name: &str) -> io::Result<()> {
+    /// read on a thread of their own, and parsed and diagnosed in parallel,
+    /// up to a batch at a time: as many as have arrived, so that reading
+    /// overlaps diagnosing, and a line of a live stream is answered when it
+    /// comes rather than when a batch fills. Results are flushed whenever
+    /// the input has nothing more yet.
+    fn stream(&mut self, lines: read::Lines, name: &str) -> io::Result<()> {
         let flush_each = io::stdout().is_terminal();
         // Worth working out for a stream only: it costs more than parsing
         // one whole document.
         let needs = adapter::needs(self.context.kb);
+        let (send, arrived) = mpsc::sync_channel(BATCH);
+        // Not joined: when the output fails, the command ends without
+        // waiting for more input.
+        thread::Builder::new()
+            .name(String::from("kb-read"))
+            .spawn(move || {
+                for line in lines {
+                    if send.send(line).is_err() {
+                        return;
+                    }
+                }
+            })?;
         loop {
-            let batch: Vec<(usize, Result<Vec<u8>, String>)> = lines.by_ref().take(BATCH).collect();
-            if batch.is_empty() {
-                return Ok(());
-            }
+            let first = match arrived.try_recv() {
+                Ok(line) => line,
+                Err(TryRecvError::Disconnected) => return Ok(()),
+                Err(TryRecvError::Empty) => {
+                    self.out.flush()?;
+                    match arrived.recv() {
+                        Ok(line) => line,
+                        Err(_) => return Ok(()),
+                    }
+                }
+            };
+            let mut batch: Vec<(usize, Result<Vec<u8>, String>)> = vec![first];
+            batch.extend(arrived.try_iter().take(BATCH - 1));
             let context = &self.context;
             let results: Vec<(usize, Result<Rendered, String>)> = batch
                 .into_par_iter()
