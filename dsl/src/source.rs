@@ -157,7 +157,7 @@ impl Serialize for Loc {
 
 impl<'de> Deserialize<'de> for Loc {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (FileName(name), start, end) = Deserialize::deserialize(deserializer)?;
+        let (BorrowedStr(name), start, end) = Deserialize::deserialize(deserializer)?;
         let src = SOURCES.with_borrow(|sources| match sources.get(name.as_ref()) {
             Some(source) => Arc::clone(source),
             None => Source::new(name.as_ref(), ""),
@@ -166,25 +166,30 @@ impl<'de> Deserialize<'de> for Loc {
     }
 }
 
-/// A file name, borrowed from the serialized bytes where the format allows.
-struct FileName<'de>(Cow<'de, str>);
+/// A string deserialized borrowed from the input where the format allows
+/// (no escapes to undo), owned otherwise; serde's own `Cow<str>` always
+/// copies. Used for names that are looked up and mostly dropped.
+pub struct BorrowedStr<'de>(pub Cow<'de, str>);
 
-impl<'de> Deserialize<'de> for FileName<'de> {
+impl<'de> Deserialize<'de> for BorrowedStr<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name;
-        impl<'de> serde::de::Visitor<'de> for Name {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
             type Value = Cow<'de, str>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a file name")
+                f.write_str("a string")
             }
-            fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Self::Value, E> {
-                Ok(Cow::Borrowed(name))
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(text))
             }
-            fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
-                Ok(Cow::Owned(name.to_owned()))
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(text.to_owned()))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(text))
             }
         }
-        deserializer.deserialize_str(Name).map(FileName)
+        deserializer.deserialize_str(Text).map(BorrowedStr)
     }
 }
 

@@ -3,10 +3,10 @@
 //! fields, images, annotations), and building them is most of the cost of
 //! reading it.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use kb_dsl::source::BorrowedStr;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value as Json};
 
@@ -163,7 +163,7 @@ impl<'de> Visitor<'de> for Prune<'_> {
         let mut kept = Map::new();
         // Keys are borrowed from the text: most are skipped, and only those
         // kept are worth allocating.
-        while let Some(key) = map.next_key_seed(Key)? {
+        while let Some(BorrowedStr(key)) = map.next_key()? {
             match self.0.fields.get(key.as_ref()) {
                 Some(needs) => {
                     let value = map.next_value_seed(Prune(needs))?;
@@ -175,37 +175,6 @@ impl<'de> Visitor<'de> for Prune<'_> {
             }
         }
         Ok(Json::Object(kept))
-    }
-}
-
-/// An object key, borrowed unless it has escapes to undo.
-struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Cow<'de, str>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v))
     }
 }
 
