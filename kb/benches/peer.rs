@@ -159,15 +159,20 @@ fn agreement(lines: &[String]) {
     );
 }
 
+/// Benchmarks `f` on every bundle, all of them once an iteration (items =
+/// bundles); `f` returns a count so that its work is not optimised away.
+fn each_bundle(bencher: Bencher<'_, '_>, f: impl Fn(&str) -> usize + Sync) {
+    let lines = lines();
+    bencher
+        .counter(ItemsCount::new(lines.len()))
+        .bench(|| lines.iter().map(|l| f(l)).sum::<usize>());
+}
+
 /// The floor: parse every bundle into `serde_json::Value`, nothing else.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn parse_value(bencher: Bencher<'_, '_>) {
-    let lines = lines();
-    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
-        lines
-            .iter()
-            .map(|l| usize::from(serde_json::from_str::<Value>(l).unwrap().is_object()))
-            .sum::<usize>()
+    each_bundle(bencher, |l| {
+        usize::from(serde_json::from_str::<Value>(l).unwrap().is_object())
     });
 }
 
@@ -175,12 +180,8 @@ fn parse_value(bencher: Bencher<'_, '_>) {
 /// any parse costs before it builds anything.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn parse_skip(bencher: Bencher<'_, '_>) {
-    let lines = lines();
-    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
-        lines
-            .iter()
-            .map(|l| serde_json::from_str::<serde::de::IgnoredAny>(l).map_or(0, |_| 1))
-            .sum::<usize>()
+    each_bundle(bencher, |l| {
+        serde_json::from_str::<serde::de::IgnoredAny>(l).map_or(0, |_| 1)
     });
 }
 
@@ -189,12 +190,8 @@ fn parse_skip(bencher: Bencher<'_, '_>) {
 fn parse_pruned(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
     let needs = kb::adapter::needs(&loaded.kb);
-    let lines = lines();
-    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
-        lines
-            .iter()
-            .map(|l| usize::from(needs.parse(l.as_bytes()).unwrap().is_object()))
-            .sum::<usize>()
+    each_bundle(bencher, |l| {
+        usize::from(needs.parse(l.as_bytes()).unwrap().is_object())
     });
 }
 
@@ -202,16 +199,10 @@ fn parse_pruned(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
-    let lines = lines();
-    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
-        lines
-            .iter()
-            .map(|l| {
-                kb_diagnose(&loaded, serde_json::from_str(l).unwrap())
-                    .causes
-                    .len()
-            })
-            .sum::<usize>()
+    each_bundle(bencher, |l| {
+        kb_diagnose(&loaded, serde_json::from_str(l).unwrap())
+            .causes
+            .len()
     });
 }
 
@@ -221,16 +212,10 @@ fn kb_end_to_end(bencher: Bencher<'_, '_>) {
 fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
     let needs = kb::adapter::needs(&loaded.kb);
-    let lines = lines();
-    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
-        lines
-            .iter()
-            .map(|l| {
-                kb_diagnose(&loaded, needs.parse(l.as_bytes()).unwrap())
-                    .causes
-                    .len()
-            })
-            .sum::<usize>()
+    each_bundle(bencher, |l| {
+        kb_diagnose(&loaded, needs.parse(l.as_bytes()).unwrap())
+            .causes
+            .len()
     });
 }
 
@@ -354,17 +339,11 @@ fn regorus_eval_only(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 10, sample_size = 1)]
 fn regorus_interpreter_end_to_end(bencher: Bencher<'_, '_>) {
     let policy = compiled_policy();
-    let lines = lines();
-    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
-        lines
-            .iter()
-            .map(|l| {
-                policy
-                    .eval_with_input(regorus::Value::from_json_str(l).unwrap())
-                    .unwrap()
-                    .as_set()
-                    .map_or(0, |s| s.len())
-            })
-            .sum::<usize>()
+    each_bundle(bencher, |l| {
+        policy
+            .eval_with_input(regorus::Value::from_json_str(l).unwrap())
+            .unwrap()
+            .as_set()
+            .map_or(0, |s| s.len())
     });
 }
