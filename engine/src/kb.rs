@@ -45,8 +45,10 @@ pub enum Lang {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LocalText {
     /// English.
+    #[serde(deserialize_with = "crate::snapshot::text")]
     pub en: String,
     /// Chinese.
+    #[serde(deserialize_with = "crate::snapshot::optional_text")]
     pub zh: Option<String>,
 }
 
