@@ -7,18 +7,21 @@
 //! cost far more time and memory than checking it.
 
 use std::fmt;
-use std::sync::OnceLock;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::{Arc, OnceLock};
 
-use regex_automata::meta::{self, Regex};
-use regex_automata::nfa::thompson;
+use regex_automata::Input;
+use regex_automata::hybrid;
+use regex_automata::nfa::thompson::{self, NFA, pikevm, pikevm::PikeVM};
+use regex_automata::util::pool::Pool;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The most memory a compiled regular expression may take.
 const SIZE_LIMIT: usize = 1 << 20;
 
 thread_local! {
-    /// Builds the program a regular expression compiles to, to check its
-    /// size; one for all, as it allocates much to start.
+    /// Builds the program a regular expression compiles to; one for all, as
+    /// it allocates much to start.
     static NFA_COMPILER: thompson::Compiler = {
         let mut compiler = thompson::Compiler::new();
         compiler.configure(thompson::Config::new().nfa_size_limit(Some(SIZE_LIMIT)));
@@ -26,32 +29,41 @@ thread_local! {
     };
 }
 
-/// A regular expression, compiled when first used, on regex-automata's
-/// meta engine without literal prefilters, one-pass or full DFAs: what is
-/// left (a lazy DFA, the bounded backtracker, the Pike VM) builds in half
-/// the time the `regex` crate's full configuration takes and runs as fast
-/// on what rules match, short messages. A diagnosis uses each expression a
-/// few times, so building is most of its cost. It runs in linear time.
+/// A regular expression, compiled when first used. A diagnosis uses each
+/// expression a few times, so building is most of its cost: it takes only
+/// what answering needs from regex-automata, built from one program
+/// compiled by a reused compiler (the meta engine builds a compiler and a
+/// reverse program for each). It runs in linear time.
 #[derive(Clone)]
 pub(crate) struct Pattern {
     source: Box<str>,
     /// `None` when it does not compile, which checking it reports.
-    regex: OnceLock<Option<Regex>>,
+    regex: OnceLock<Option<Arc<Compiled>>>,
+}
+
+/// A compiled expression: a lazy DFA says whether it matches, the Pike VM
+/// what it captures (rules capture rarely) and answers when the lazy DFA
+/// gives up (its cache thrashing, or a Unicode word boundary before
+/// non-ASCII text).
+struct Compiled {
+    dfa: hybrid::dfa::DFA,
+    pikevm: PikeVM,
+    caches: Pool<Caches, NewCaches>,
+}
+
+type NewCaches = Box<dyn Fn() -> Caches + Send + Sync + UnwindSafe + RefUnwindSafe>;
+
+/// What searching mutates, one per thread searching at once; the Pike
+/// VM's, only once it is needed.
+struct Caches {
+    dfa: hybrid::dfa::Cache,
+    pikevm: Option<pikevm::Cache>,
 }
 
 impl Pattern {
     /// Checks a regular expression; the message says what is wrong.
     pub fn check(source: &str) -> Result<Self, String> {
-        let hir = regex_syntax::Parser::new()
-            .parse(source)
-            .map_err(|error| error.to_string())?;
-        NFA_COMPILER.with(|compiler| match compiler.build_from_hir(&hir) {
-            Ok(_) => Ok(()),
-            Err(error) => Err(match error.size_limit() {
-                Some(limit) => format!("compiled, it would exceed the size limit of {limit} bytes"),
-                None => error.to_string(),
-            }),
-        })?;
+        compile(source)?;
         Ok(Self::new(source.into()))
     }
 
@@ -65,32 +77,76 @@ impl Pattern {
     /// Whether the expression matches somewhere in `text`; `None` when it
     /// does not compile.
     pub fn is_match(&self, text: &str) -> Option<bool> {
-        Some(self.regex()?.is_match(text))
+        let regex = self.regex()?;
+        let mut caches = regex.caches.get();
+        let input = Input::new(text).earliest(true);
+        Some(match regex.dfa.try_search_fwd(&mut caches.dfa, &input) {
+            Ok(found) => found.is_some(),
+            Err(_) => {
+                let cache = caches
+                    .pikevm
+                    .get_or_insert_with(|| regex.pikevm.create_cache());
+                regex.pikevm.is_match(cache, input)
+            }
+        })
     }
 
     /// The first group the expression captures in `text`, or the whole
     /// match when it has no group; `None` when it does not compile.
     pub fn capture<'t>(&self, text: &'t str) -> Option<Option<&'t str>> {
         let regex = self.regex()?;
-        let mut captures = regex.create_captures();
-        regex.captures(text, &mut captures);
+        let mut caches = regex.caches.get();
+        let cache = caches
+            .pikevm
+            .get_or_insert_with(|| regex.pikevm.create_cache());
+        let mut captures = regex.pikevm.create_captures();
+        regex.pikevm.captures(cache, text, &mut captures);
         let span = captures.get_group(1).or_else(|| captures.get_group(0));
         Some(span.and_then(|span| text.get(span.range())))
     }
 
     /// The compiled expression, compiled now if it was not yet.
-    fn regex(&self) -> Option<&Regex> {
-        self.regex.get_or_init(|| build(&self.source)).as_ref()
+    fn regex(&self) -> Option<&Compiled> {
+        self.regex
+            .get_or_init(|| build(&self.source).map(Arc::new))
+            .as_deref()
     }
 }
 
-fn build(source: &str) -> Option<Regex> {
-    let config = meta::Config::new()
-        .nfa_size_limit(Some(SIZE_LIMIT))
-        .auto_prefilter(false)
-        .onepass(false)
-        .dfa(false);
-    Regex::builder().configure(config).build(source).ok()
+/// The program an expression compiles to, with its syntax and size
+/// checked; the message says what is wrong.
+fn compile(source: &str) -> Result<NFA, String> {
+    let hir = regex_syntax::Parser::new()
+        .parse(source)
+        .map_err(|error| error.to_string())?;
+    NFA_COMPILER.with(|compiler| {
+        compiler
+            .build_from_hir(&hir)
+            .map_err(|error| match error.size_limit() {
+                Some(limit) => format!("compiled, it would exceed the size limit of {limit} bytes"),
+                None => error.to_string(),
+            })
+    })
+}
+
+fn build(source: &str) -> Option<Compiled> {
+    let nfa = compile(source).ok()?;
+    let dfa = hybrid::dfa::DFA::builder()
+        .configure(hybrid::dfa::Config::new().unicode_word_boundary(true))
+        .build_from_nfa(nfa.clone())
+        .ok()?;
+    let pikevm = PikeVM::new_from_nfa(nfa).ok()?;
+    let for_caches = dfa.clone();
+    let caches = Pool::new(Box::new(move || Caches {
+        dfa: for_caches.create_cache(),
+        pikevm: None,
+    })
+        as Box<dyn Fn() -> Caches + Send + Sync + UnwindSafe + RefUnwindSafe>);
+    Some(Compiled {
+        dfa,
+        pikevm,
+        caches,
+    })
 }
 
 impl fmt::Debug for Pattern {
