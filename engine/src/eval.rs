@@ -615,7 +615,7 @@ impl<'a> Run<'a> {
             let value = self.value(id);
             values.insert(fact.name.as_str(), command_text(&fact.name, &value));
         }
-        kb.templates.render(&template.key, &values)
+        kb.templates.render(template.index, &values)
     }
 }
 

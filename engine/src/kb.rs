@@ -137,7 +137,9 @@ pub struct KnowledgeBase {
     pub(crate) rank: Vec<usize>,
     /// Ordered, as every map here, so that the same knowledge base always
     /// gives the same bytes ([`KnowledgeBase::to_bytes`]).
+    #[serde(deserialize_with = "crate::snapshot::sorted_map")]
     pub(crate) names: BTreeMap<String, Name>,
+    #[serde(deserialize_with = "crate::snapshot::sorted_map")]
     pub(crate) ids: BTreeMap<String, Id>,
     pub(crate) templates: Templates,
     /// What the facts read of each input, by `InputId`.
@@ -349,7 +351,7 @@ pub struct Template {
     pub source: String,
     /// The facts it uses.
     pub facts: Vec<FactId>,
-    pub(crate) key: String,
+    pub(crate) index: usize,
 }
 
 impl KnowledgeBase {
@@ -413,7 +415,7 @@ impl KnowledgeBase {
             .filter_map(|id| self.facts.get(id.0))
             .map(|fact| (fact.name.as_str(), format!("<{}>", fact.name)))
             .collect();
-        self.templates.render(&template.key, &values)
+        self.templates.render(template.index, &values)
     }
 
     /// For each symptom that leads to a cause, the first way there: its

@@ -11,39 +11,45 @@ use serde::{Deserialize, Serialize};
 
 use crate::value::Value;
 
-/// Every template of a knowledge base, by key. Each is checked when added,
-/// and compiled again the first time it is rendered: a diagnosis renders
-/// few of them.
+/// Every template of a knowledge base, by the index [`Templates::add`]
+/// gives it. Each is checked when added, and compiled again the first time
+/// it is rendered: a diagnosis renders few of them.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Templates {
-    sources: Arc<BTreeMap<String, String>>,
+    sources: Arc<Vec<String>>,
     #[serde(skip)]
     env: OnceLock<Environment<'static>>,
 }
 
 impl Templates {
-    /// Checks a template and returns the names it uses.
-    pub fn add(&mut self, key: String, source: String) -> Result<Vec<String>, String> {
+    /// Checks a template and returns its index and the names it uses.
+    pub fn add(&mut self, source: String) -> Result<(usize, Vec<String>), String> {
         let env = environment();
         let template = env
             .template_from_str(&source)
             .map_err(|error| error.detail().unwrap_or("invalid template").to_owned())?;
         let mut names: Vec<String> = template.undeclared_variables(false).into_iter().collect();
         names.sort();
-        Arc::make_mut(&mut self.sources).insert(key, source);
+        let sources = Arc::make_mut(&mut self.sources);
+        sources.push(source);
         self.env = OnceLock::new();
-        Ok(names)
+        Ok((sources.len() - 1, names))
     }
 
     /// Renders a template with the given (already formatted) values.
-    pub fn render(&self, key: &str, values: &BTreeMap<&str, String>) -> String {
+    pub fn render(&self, index: usize, values: &BTreeMap<&str, String>) -> String {
         let env = self.env.get_or_init(|| {
             let mut env = environment();
             let sources = Arc::clone(&self.sources);
-            env.set_loader(move |key| Ok(sources.get(key).cloned()));
+            env.set_loader(move |name| {
+                Ok(name
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|index| sources.get(index).cloned()))
+            });
             env
         });
-        env.get_template(key)
+        env.get_template(&index.to_string())
             .and_then(|template| template.render(values))
             .unwrap_or_else(|error| format!("<template error: {error}>"))
     }

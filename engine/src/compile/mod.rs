@@ -228,10 +228,7 @@ impl<'r> Compiler<'r> {
                 }
                 None => (None, Vec::new()),
             };
-            let gather = fact
-                .gather
-                .as_ref()
-                .and_then(|s| self.template(format!("fact/{}/gather", fact.name.name), s));
+            let gather = fact.gather.as_ref().and_then(|s| self.template(s));
             self.fact_reads.push(reads.clone());
             self.facts.push(FactInfo {
                 name: fact.name.name.clone(),
@@ -296,9 +293,9 @@ impl<'r> Compiler<'r> {
     }
 
     /// Compiles a command template and checks that it uses facts only.
-    fn template(&mut self, key: String, source: &ast::Str) -> Option<Template> {
-        let names = match self.templates.add(key.clone(), source.value.clone()) {
-            Ok(names) => names,
+    fn template(&mut self, source: &ast::Str) -> Option<Template> {
+        let (index, names) = match self.templates.add(source.value.clone()) {
+            Ok(added) => added,
             Err(error) => {
                 self.problems.push(
                     Problem::error(
@@ -338,7 +335,7 @@ impl<'r> Compiler<'r> {
         Some(Template {
             source: source.value.clone(),
             facts,
-            key,
+            index,
         })
     }
 
@@ -482,10 +479,7 @@ impl<'r> Compiler<'r> {
                 target,
             });
         }
-        let gather = check
-            .gather
-            .as_ref()
-            .and_then(|s| self.template(format!("check/{id}/gather"), s));
+        let gather = check.gather.as_ref().and_then(|s| self.template(s));
         CheckInfo {
             id: id.to_owned(),
             title: LocalText::of(&check.title),
@@ -578,12 +572,10 @@ impl<'r> Compiler<'r> {
                 );
             }
             let mut fixes = Vec::new();
-            for (f, fix) in cause.fixes.iter().enumerate() {
+            for fix in &cause.fixes {
                 let mut steps = Vec::new();
-                for (s, step) in fix.steps.iter().enumerate() {
-                    let run = step.run.as_ref().and_then(|run| {
-                        self.template(format!("cause/{}/{f}/{s}", cause.id.name), run)
-                    });
+                for step in &fix.steps {
+                    let run = step.run.as_ref().and_then(|run| self.template(run));
                     steps.push(StepInfo {
                         text: LocalText::of(&step.text),
                         run,
