@@ -12,6 +12,7 @@ use crate::expr::CExpr;
 use crate::needs::Needs;
 use crate::snapshot::Tests;
 use crate::template::Templates;
+use crate::text::Text;
 use crate::types::Ty;
 
 /// Index of a fact in [`KnowledgeBase::facts`].
@@ -45,18 +46,16 @@ pub enum Lang {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LocalText {
     /// English.
-    #[serde(deserialize_with = "crate::snapshot::text")]
-    pub en: String,
+    pub en: Text,
     /// Chinese.
-    #[serde(deserialize_with = "crate::snapshot::optional_text")]
-    pub zh: Option<String>,
+    pub zh: Option<Text>,
 }
 
 impl LocalText {
     pub(crate) fn of(text: &ast::Text) -> Self {
         Self {
-            en: reflow(&text.en.value),
-            zh: text.zh.as_ref().map(|s| reflow(&s.value)),
+            en: reflow(&text.en.value).into(),
+            zh: text.zh.as_ref().map(|s| reflow(&s.value).into()),
         }
     }
 

@@ -31,6 +31,7 @@ pub mod needs;
 mod pattern;
 mod snapshot;
 mod template;
+pub mod text;
 pub mod types;
 pub mod value;
 

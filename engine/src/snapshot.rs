@@ -1,13 +1,15 @@
 //! A compiled knowledge base as bytes: a program embeds one and loads it
 //! without parsing or compiling rules (`kb` does so with its bundled one).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
+use bytes::Bytes;
 use kb_dsl::{Source, ast};
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::Error as _;
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -42,13 +44,18 @@ impl KnowledgeBase {
     /// expressions and command templates compile when first used, and the
     /// rule tests are decoded when first asked for
     /// ([`KnowledgeBase::tests`]); the warnings compiling found are not kept.
+    ///
+    /// Texts and encoded parts stay slices of `bytes`: loading from
+    /// `&'static [u8]` (bytes compiled into the program) copies none of them.
     pub fn from_bytes(
-        bytes: &[u8],
+        bytes: impl Into<Bytes>,
         sources: impl IntoIterator<Item = Arc<Source>>,
     ) -> Result<Self, SnapshotError> {
+        let bytes = bytes.into();
         let body = bytes
             .strip_prefix(HEADER.as_bytes())
             .ok_or(SnapshotError::Version)?;
+        let _loading = Loading::from(&bytes);
         kb_dsl::source::with_sources(sources, || Ok(postcard::from_bytes(body)?))
     }
 
@@ -70,7 +77,7 @@ pub(crate) struct Tests {
 
 /// Tests as bytes, with the rule files their locations point into.
 struct Encoded {
-    bytes: Vec<u8>,
+    bytes: Bytes,
     sources: Vec<Arc<Source>>,
 }
 
@@ -118,7 +125,7 @@ impl Serialize for Tests {
 
 impl<'de> Deserialize<'de> for Tests {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let bytes = deserializer.deserialize_byte_buf(Bytes)?;
+        let bytes = deserializer.deserialize_bytes(Shared)?;
         Ok(Self {
             decoded: OnceLock::new(),
             encoded: Some(Arc::new(Encoded {
@@ -126,50 +133,6 @@ impl<'de> Deserialize<'de> for Tests {
                 sources: kb_dsl::source::current_sources(),
             })),
         })
-    }
-}
-
-/// Reads text of a compiled knowledge base as bytes and checks it is UTF-8
-/// with SIMD instructions: most of its bytes are Chinese, on which the
-/// standard library's check took a sixth of loading the bundled one.
-pub(crate) fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
-    deserializer.deserialize_bytes(Text)
-}
-
-/// [`text`], where it may be absent.
-pub(crate) fn optional_text<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<String>, D::Error> {
-    struct Present(String);
-    impl<'de> Deserialize<'de> for Present {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            text(deserializer).map(Present)
-        }
-    }
-    Ok(Option::<Present>::deserialize(deserializer)?.map(|Present(text)| text))
-}
-
-struct Text;
-
-impl Visitor<'_> for Text {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("UTF-8 text")
-    }
-
-    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<String, E> {
-        simdutf8::basic::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|_| E::custom("text is not UTF-8"))
-    }
-
-    fn visit_str<E>(self, text: &str) -> Result<String, E> {
-        Ok(text.to_owned())
-    }
-
-    fn visit_string<E>(self, text: String) -> Result<String, E> {
-        Ok(text)
     }
 }
 
@@ -203,20 +166,59 @@ where
     Ok(entries.into_iter().collect())
 }
 
-struct Bytes;
+thread_local! {
+    /// The bytes a knowledge base is being loaded from, on this thread.
+    static LOADING: RefCell<Option<Bytes>> = const { RefCell::new(None) };
+}
 
-impl Visitor<'_> for Bytes {
-    type Value = Vec<u8>;
+/// Marks the bytes a knowledge base is loaded from while it lasts.
+struct Loading(Option<Bytes>);
+
+impl From<&Bytes> for Loading {
+    fn from(bytes: &Bytes) -> Self {
+        Self(LOADING.replace(Some(bytes.clone())))
+    }
+}
+
+impl Drop for Loading {
+    fn drop(&mut self) {
+        LOADING.set(self.0.take());
+    }
+}
+
+/// `bytes` as a slice of the bytes being loaded when it is part of them,
+/// else copied.
+pub(crate) fn shared(bytes: &[u8]) -> Bytes {
+    LOADING.with_borrow(|loading| match loading {
+        Some(whole) if contains(whole, bytes) => whole.slice_ref(bytes),
+        _ => Bytes::copy_from_slice(bytes),
+    })
+}
+
+fn contains(whole: &[u8], part: &[u8]) -> bool {
+    let (whole, part) = (whole.as_ptr_range(), part.as_ptr_range());
+    whole.start <= part.start && part.end <= whole.end
+}
+
+/// Bytes read as [`shared`] ones.
+struct Shared;
+
+impl<'de> Visitor<'de> for Shared {
+    type Value = Bytes;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("encoded rule tests")
+        f.write_str("bytes")
     }
 
-    fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
-        Ok(bytes.to_vec())
+    fn visit_borrowed_bytes<E>(self, bytes: &'de [u8]) -> Result<Bytes, E> {
+        Ok(shared(bytes))
     }
 
-    fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<Vec<u8>, E> {
-        Ok(bytes)
+    fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Bytes, E> {
+        Ok(Bytes::copy_from_slice(bytes))
+    }
+
+    fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<Bytes, E> {
+        Ok(Bytes::from(bytes))
     }
 }

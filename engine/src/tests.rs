@@ -920,7 +920,7 @@ test "full" {
     fn a_loaded_knowledge_base_diagnoses_as_the_compiled_one() {
         let compiled = kb(RULES);
         let bytes = compiled.to_bytes().unwrap();
-        let loaded = KnowledgeBase::from_bytes(&bytes, sources()).unwrap();
+        let loaded = KnowledgeBase::from_bytes(bytes.clone(), sources()).unwrap();
         for message in [
             "0/3 nodes are available: 3 Insufficient cpu.",
             "0/3 nodes are available: 3 node(s) had untolerated taint.",
@@ -951,7 +951,7 @@ test "full" {
     fn the_same_knowledge_base_always_gives_the_same_bytes() {
         let bytes = kb(RULES).to_bytes().unwrap();
         assert_eq!(kb(RULES).to_bytes().unwrap(), bytes);
-        let loaded = KnowledgeBase::from_bytes(&bytes, sources()).unwrap();
+        let loaded = KnowledgeBase::from_bytes(bytes.clone(), sources()).unwrap();
         assert_eq!(loaded.to_bytes().unwrap(), bytes, "tests not yet decoded");
         assert_eq!(loaded.tests().unwrap(), kb(RULES).tests().unwrap());
         assert_eq!(loaded.to_bytes().unwrap(), bytes, "tests decoded");
@@ -960,7 +960,7 @@ test "full" {
     #[test]
     fn locations_point_into_the_sources_given() {
         let bytes = kb(RULES).to_bytes().unwrap();
-        let loaded = KnowledgeBase::from_bytes(&bytes, sources()).unwrap();
+        let loaded = KnowledgeBase::from_bytes(bytes.clone(), sources()).unwrap();
         let cause = loaded
             .causes
             .iter()
@@ -984,7 +984,7 @@ test "full" {
             other => panic!("{other:?}"),
         }
         // Without its sources, a location still names its file.
-        let bare = KnowledgeBase::from_bytes(&bytes, []).unwrap();
+        let bare = KnowledgeBase::from_bytes(bytes.clone(), []).unwrap();
         let cause = bare.causes.iter().find(|c| c.id == "pending.full").unwrap();
         assert_eq!(cause.loc.src.name, "test.kb");
         assert_eq!(cause.loc.text(), "");
@@ -995,16 +995,16 @@ test "full" {
         let bytes = kb(RULES).to_bytes().unwrap();
         let other = String::from_utf8_lossy(&bytes).replacen("kb-engine ", "kb-engine 0.0.0-", 1);
         assert!(matches!(
-            KnowledgeBase::from_bytes(other.as_bytes(), sources()),
+            KnowledgeBase::from_bytes(other.into_bytes(), sources()),
             Err(SnapshotError::Version)
         ));
         assert!(matches!(
-            KnowledgeBase::from_bytes(b"{\"facts\": []}", sources()),
+            KnowledgeBase::from_bytes(&b"{\"facts\": []}"[..], sources()),
             Err(SnapshotError::Version)
         ));
         let truncated = &bytes[..bytes.len() / 2];
         assert!(matches!(
-            KnowledgeBase::from_bytes(truncated, sources()),
+            KnowledgeBase::from_bytes(truncated.to_vec(), sources()),
             Err(SnapshotError::Format(_))
         ));
         // The rule tests come last and are decoded when asked for: damage
@@ -1014,8 +1014,24 @@ test "full" {
         let mut damaged = bytes.clone();
         let start = damaged.len() - tests.len();
         damaged[start..].fill(0xff);
-        let loaded = KnowledgeBase::from_bytes(&damaged, sources()).unwrap();
+        let loaded = KnowledgeBase::from_bytes(damaged, sources()).unwrap();
         assert!(matches!(loaded.tests(), Err(SnapshotError::Format(_))));
         assert!(matches!(loaded.tests(), Err(SnapshotError::Format(_))));
+    }
+
+    #[test]
+    fn texts_are_checked_when_loaded() {
+        let bytes = kb(RULES).to_bytes().unwrap();
+        let title = b"No node has room";
+        let at = bytes.windows(title.len()).position(|w| w == title).unwrap();
+        let mut damaged = bytes.clone();
+        damaged[at + 3] = 0xff;
+        assert!(matches!(
+            KnowledgeBase::from_bytes(damaged, sources()),
+            Err(SnapshotError::Format(_))
+        ));
+        let loaded = KnowledgeBase::from_bytes(bytes, sources()).unwrap();
+        let cause = loaded.causes.iter().find(|c| c.id == "pending.full");
+        assert_eq!(cause.unwrap().title.en, "No node has room");
     }
 }

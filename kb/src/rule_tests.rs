@@ -170,7 +170,7 @@ impl Coverage {
             .iter()
             .enumerate()
             .filter(|(i, _)| !outcomes.iter().any(|o| o.checks.contains(&CheckId(*i))))
-            .map(|(_, check)| (check.id.clone(), check.title.en.clone()))
+            .map(|(_, check)| (check.id.clone(), check.title.en.to_string()))
             .collect();
         Self {
             causes: kb.causes.len(),
