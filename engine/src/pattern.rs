@@ -8,13 +8,18 @@
 
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use bytes::Bytes;
 use regex_automata::Input;
+use regex_automata::dfa::{Automaton, StartKind, dense, sparse};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, NFA, pikevm, pikevm::PikeVM};
 use regex_automata::util::pool::Pool;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::snapshot::SharedBytes;
 
 /// The most memory a compiled regular expression may take.
 const SIZE_LIMIT: usize = 1 << 20;
@@ -34,9 +39,15 @@ thread_local! {
 /// what answering needs from regex-automata, built from one program
 /// compiled by a reused compiler (the meta engine builds a compiler and a
 /// reverse program for each). It runs in linear time.
-#[derive(Clone)]
 pub(crate) struct Pattern {
     source: Box<str>,
+    /// In a knowledge base loaded from bytes, a DFA built when they were
+    /// written ([`ahead`]), serialized: it answers without compiling.
+    ahead: Option<Bytes>,
+    /// That DFA, ready to search.
+    dfa: OnceLock<Option<sparse::DFA<Vec<u8>>>>,
+    /// How many times that DFA answered, up to [`WARM`].
+    uses: AtomicU32,
     /// `None` when it does not compile, which checking it reports.
     regex: OnceLock<Option<Arc<Compiled>>>,
 }
@@ -70,6 +81,9 @@ impl Pattern {
     fn new(source: Box<str>) -> Self {
         Self {
             source,
+            ahead: None,
+            dfa: OnceLock::new(),
+            uses: AtomicU32::new(0),
             regex: OnceLock::new(),
         }
     }
@@ -77,9 +91,18 @@ impl Pattern {
     /// Whether the expression matches somewhere in `text`; `None` when it
     /// does not compile.
     pub fn is_match(&self, text: &str) -> Option<bool> {
+        let input = Input::new(text).earliest(true);
+        // Counted without a read-modify-write, so that threads searching at
+        // once do not contend; a count lost now and then does not matter.
+        let uses = self.uses.load(Ordering::Relaxed);
+        if uses < WARM {
+            if let Some(Ok(found)) = self.dfa().map(|dfa| dfa.try_search_fwd(&input)) {
+                self.uses.store(uses + 1, Ordering::Relaxed);
+                return Some(found.is_some());
+            }
+        }
         let regex = self.regex()?;
         let mut caches = regex.caches.get();
-        let input = Input::new(text).earliest(true);
         Some(match regex.dfa.try_search_fwd(&mut caches.dfa, &input) {
             Ok(found) => found.is_some(),
             Err(_) => {
@@ -103,6 +126,17 @@ impl Pattern {
         regex.pikevm.captures(cache, text, &mut captures);
         let span = captures.get_group(1).or_else(|| captures.get_group(0));
         Some(span.and_then(|span| text.get(span.range())))
+    }
+
+    /// The DFA built ahead of time, if there is one.
+    fn dfa(&self) -> Option<&sparse::DFA<Vec<u8>>> {
+        self.dfa
+            .get_or_init(|| {
+                let bytes = self.ahead.as_ref()?;
+                let (dfa, _) = sparse::DFA::from_bytes(bytes).ok()?;
+                Some(dfa.to_owned())
+            })
+            .as_ref()
     }
 
     /// The compiled expression, compiled now if it was not yet.
@@ -155,15 +189,60 @@ impl fmt::Debug for Pattern {
     }
 }
 
+/// A DFA of the expression that says whether it matches, serialized; none
+/// when it would be larger than [`AHEAD_LIMIT`]. Building one takes far
+/// longer than compiling the expression, so it is built only when a
+/// knowledge base is written as bytes (`kb` does so for its bundled one as
+/// it is built), and it spares each run of the program compiling it.
+fn ahead(source: &str) -> Option<Bytes> {
+    let config = dense::Config::new()
+        .start_kind(StartKind::Unanchored)
+        .unicode_word_boundary(true)
+        .dfa_size_limit(Some(AHEAD_LIMIT))
+        .determinize_size_limit(Some(AHEAD_LIMIT));
+    let dfa = dense::Builder::new()
+        .configure(config)
+        .build(source)
+        .ok()?
+        .to_sparse()
+        .ok()?;
+    Some(Bytes::from(dfa.to_bytes_little_endian()))
+}
+
+/// The largest DFA built ahead of time.
+const AHEAD_LIMIT: usize = 256 << 10;
+
+/// How many times a DFA built ahead of time answers before the expression
+/// is compiled to a lazy DFA: that one searches faster (its states are
+/// dense), which repays compiling it in a stream, not in one diagnosis.
+const WARM: u32 = 256;
+
+impl Clone for Pattern {
+    fn clone(&self) -> Self {
+        Self {
+            source: self.source.clone(),
+            ahead: self.ahead.clone(),
+            dfa: self.dfa.clone(),
+            uses: AtomicU32::new(self.uses.load(Ordering::Relaxed)),
+            regex: self.regex.clone(),
+        }
+    }
+}
+
 impl Serialize for Pattern {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.source.serialize(serializer)
+        let ahead = self.ahead.clone().or_else(|| ahead(&self.source));
+        (&self.source, ahead.map(SharedBytes)).serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(Self::new(Box::<str>::deserialize(deserializer)?))
+        let (source, ahead) = <(Box<str>, Option<SharedBytes>)>::deserialize(deserializer)?;
+        Ok(Self {
+            ahead: ahead.map(|SharedBytes(bytes)| bytes),
+            ..Self::new(source)
+        })
     }
 }
 
@@ -171,20 +250,23 @@ impl<'de> Deserialize<'de> for Pattern {
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
 
-    use super::Pattern;
+    use super::{Pattern, WARM};
+
+    const SOURCE: &str = r"(?i)exit code:? (\d+)|\bOOMKilled\b";
+
+    const TEXTS: [&str; 5] = [
+        "Back-off restarting failed container app: Exit Code: 137",
+        "Last State: Terminated, Reason: OOMKilled",
+        "OOMKilledX is not a word boundary",
+        "容器退出 exit code 1",
+        "",
+    ];
 
     #[test]
     fn matches_and_captures_as_the_regex_crate_does() {
-        let source = r"(?i)exit code:? (\d+)|\bOOMKilled\b";
-        let pattern = Pattern::check(source).unwrap();
-        let regex = regex::Regex::new(source).unwrap();
-        for text in [
-            "Back-off restarting failed container app: Exit Code: 137",
-            "Last State: Terminated, Reason: OOMKilled",
-            "OOMKilledX is not a word boundary",
-            "容器退出 exit code 1",
-            "",
-        ] {
+        let pattern = Pattern::check(SOURCE).unwrap();
+        let regex = regex::Regex::new(SOURCE).unwrap();
+        for text in TEXTS {
             let captured = regex
                 .captures(text)
                 .and_then(|found| found.get(1).or_else(|| found.get(0)))
@@ -192,5 +274,31 @@ mod tests {
             assert_eq!(pattern.is_match(text), Some(regex.is_match(text)), "{text}");
             assert_eq!(pattern.capture(text), Some(captured), "{text}");
         }
+    }
+
+    #[test]
+    fn a_loaded_expression_matches_with_its_dfa_and_then_compiled() {
+        let bytes = postcard::to_allocvec(&Pattern::check(SOURCE).unwrap()).unwrap();
+        let loaded: Pattern = postcard::from_bytes(&bytes).unwrap();
+        assert!(loaded.ahead.is_some());
+        let regex = regex::Regex::new(SOURCE).unwrap();
+        for _ in 0..=WARM {
+            for text in TEXTS {
+                assert_eq!(loaded.is_match(text), Some(regex.is_match(text)), "{text}");
+            }
+        }
+        assert!(loaded.dfa.get().is_some_and(Option::is_some));
+        assert!(loaded.regex.get().is_some_and(Option::is_some));
+    }
+
+    #[test]
+    fn an_expression_whose_dfa_would_be_too_large_is_compiled_when_used() {
+        // Counting back 20 bytes from the end needs 2^20 DFA states.
+        let source = r"[ab]*a[ab]{20}$";
+        let bytes = postcard::to_allocvec(&Pattern::check(source).unwrap()).unwrap();
+        let loaded: Pattern = postcard::from_bytes(&bytes).unwrap();
+        assert!(loaded.ahead.is_none());
+        assert_eq!(loaded.is_match(&format!("a{}", "b".repeat(20))), Some(true));
+        assert_eq!(loaded.is_match(&"b".repeat(21)), Some(false));
     }
 }

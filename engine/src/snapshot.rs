@@ -125,7 +125,7 @@ impl Serialize for Tests {
 
 impl<'de> Deserialize<'de> for Tests {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let bytes = deserializer.deserialize_bytes(Shared)?;
+        let SharedBytes(bytes) = SharedBytes::deserialize(deserializer)?;
         Ok(Self {
             decoded: OnceLock::new(),
             encoded: Some(Arc::new(Encoded {
@@ -198,6 +198,21 @@ pub(crate) fn shared(bytes: &[u8]) -> Bytes {
 fn contains(whole: &[u8], part: &[u8]) -> bool {
     let (whole, part) = (whole.as_ptr_range(), part.as_ptr_range());
     whole.start <= part.start && part.end <= whole.end
+}
+
+/// Bytes that stay a slice of the bytes being loaded ([`shared`]).
+pub(crate) struct SharedBytes(pub Bytes);
+
+impl Serialize for SharedBytes {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedBytes {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_bytes(Shared).map(SharedBytes)
+    }
 }
 
 /// Bytes read as [`shared`] ones.
