@@ -196,6 +196,7 @@ impl fmt::Debug for Pattern {
 /// it is built), and it spares each run of the program compiling it.
 fn ahead(source: &str) -> Option<Bytes> {
     let config = dense::Config::new()
+        .minimize(true)
         .start_kind(StartKind::Unanchored)
         .unicode_word_boundary(true)
         .dfa_size_limit(Some(AHEAD_LIMIT))
