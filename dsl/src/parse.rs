@@ -14,8 +14,16 @@ use crate::source::{Loc, Source};
 #[grammar = "grammar.pest"]
 struct RuleParser;
 
-/// How deeply brackets and `not`s may nest, so parsing never exhausts the stack.
+/// How deeply brackets, `not`s and `list<…>` types may nest, so parsing
+/// never exhausts the stack.
 pub const MAX_NESTING: usize = 64;
+
+/// How deep the tree of an expression may be. Checking, compiling and
+/// evaluating an expression each recurse through it, and chains of
+/// operators (`a and b and …`) or accessors (`x.a.b…`) deepen it without
+/// brackets. Everything it allows works on a thread of 2 MiB in a debug
+/// build (compiling needs the most, and failed at about 210).
+pub const MAX_EXPR_DEPTH: usize = 128;
 
 /// Parses one rule file. Every problem in it is reported, not only the first.
 pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, ParseErrors> {
@@ -30,16 +38,16 @@ pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, ParseErrors
     let builder = Builder { src: &src, base: 0 };
     let mut errors = match RuleParser::parse(Rule::file, text) {
         Ok(pairs) => {
-            let mut problems = Vec::new();
-            let rules = builder.file(pairs, &mut problems);
-            if problems.is_empty() {
-                return Ok(rules);
-            }
-            ParseErrors {
-                problems,
-                recovered: rules,
+            let mut errors = ParseErrors {
+                problems: Vec::new(),
+                recovered: RuleSet::default(),
                 broken: Vec::new(),
+            };
+            builder.file(pairs, &mut errors);
+            if errors.problems.is_empty() {
+                return Ok(errors.recovered);
             }
+            errors
         }
         Err(_) => parse_in_chunks(&src),
     };
@@ -72,6 +80,18 @@ pub enum Broken {
     },
 }
 
+impl Broken {
+    /// What the broken declaration that `text` starts would have declared.
+    fn declared_by(text: &str) -> Option<Self> {
+        let mut words = text.split_whitespace();
+        let (keyword, name) = (words.next()?, words.next()?);
+        Some(Broken::Declaration {
+            keyword: keyword.to_owned(),
+            name: name.trim_end_matches(':').to_owned(),
+        })
+    }
+}
+
 /// Parses each top-level declaration on its own, so that one syntax error
 /// does not hide the ones after it.
 fn parse_in_chunks(src: &Arc<Source>) -> ParseErrors {
@@ -95,19 +115,10 @@ fn parse_in_chunks(src: &Arc<Source>) -> ParseErrors {
         let chunk = text.get(start..end).unwrap_or_default();
         let builder = Builder { src, base: start };
         match RuleParser::parse(Rule::file, chunk) {
-            Ok(pairs) => {
-                let rules = builder.file(pairs, &mut errors.problems);
-                errors.recovered.extend(rules);
-            }
+            Ok(pairs) => builder.file(pairs, &mut errors),
             Err(error) => {
                 errors.problems.push(builder.syntax_problem(&error));
-                let mut words = chunk.split_whitespace();
-                if let (Some(keyword), Some(name)) = (words.next(), words.next()) {
-                    errors.broken.push(Broken::Declaration {
-                        keyword: keyword.to_owned(),
-                        name: name.trim_end_matches(':').to_owned(),
-                    });
-                }
+                errors.broken.extend(Broken::declared_by(chunk));
             }
         }
     }
@@ -126,12 +137,20 @@ fn starts_declaration(line: &str) -> bool {
 }
 
 /// Finds nesting too deep to parse with bounded stack: brackets, braces,
-/// parentheses and chains of `not`, outside strings and comments.
+/// parentheses, chains of `not` and `list<…>` types, outside strings and
+/// comments.
 fn check_nesting(src: &Arc<Source>) -> Option<Problem> {
     let text = &*src.text;
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut nots = 0usize;
+    let mut lists = 0usize;
+    let word_before = |i: usize| {
+        i > 0
+            && bytes
+                .get(i - 1)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.')
+    };
     let mut i = 0;
     while let Some(&byte) = bytes.get(i) {
         match byte {
@@ -161,14 +180,26 @@ fn check_nesting(src: &Arc<Source>) -> Option<Problem> {
                 }
             }
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'l' if text.get(i + 4..)?.trim_start().starts_with('<')
+                && text.get(i..)?.starts_with("list")
+                && !word_before(i) =>
+            {
+                lists += 1;
+                if lists > MAX_NESTING {
+                    return Some(too_deep(src, i, "`list<…>` types"));
+                }
+                i += 4;
+                continue;
+            }
+            b'>' => {
+                lists = lists.saturating_sub(1);
+                nots = 0;
+            }
             b'n' if text.get(i..)?.starts_with("not")
                 && !bytes
                     .get(i + 3)
                     .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-                && !(i > 0
-                    && bytes.get(i - 1).is_some_and(|b| {
-                        b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.'
-                    })) =>
+                && !word_before(i) =>
             {
                 nots += 1;
                 if nots > MAX_NESTING {
@@ -263,15 +294,19 @@ impl Builder<'_> {
         })
     }
 
-    fn file(&self, pairs: Pairs<'_, Rule>, problems: &mut Vec<Problem>) -> RuleSet {
-        let mut rules = RuleSet::default();
+    /// The declarations of a file that parsed; those that cannot be built
+    /// (an invalid string, an expression too deep) are reported and broken.
+    fn file(&self, pairs: Pairs<'_, Rule>, errors: &mut ParseErrors) {
         for pair in pairs.flatten().filter(|p| is_item(p.as_rule())) {
+            let text = pair.as_str();
             match self.item(pair) {
-                Ok(item) => rules.items.push(item),
-                Err(problem) => problems.push(*problem),
+                Ok(item) => errors.recovered.items.push(item),
+                Err(problem) => {
+                    errors.problems.push(*problem);
+                    errors.broken.extend(Broken::declared_by(text));
+                }
             }
         }
-        rules
     }
 
     fn item(&self, pair: Pair<'_, Rule>) -> Result<Item> {
@@ -610,18 +645,23 @@ impl Builder<'_> {
     }
 
     fn expr(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+        self.deep_expr(pair).map(|(expr, _)| expr)
+    }
+
+    /// An expression and the depth of its tree, at most [`MAX_EXPR_DEPTH`].
+    fn deep_expr(&self, pair: Pair<'_, Rule>) -> Result<(Expr, usize)> {
         PRATT
             .map_primary(|primary| self.postfix(primary))
             .map_prefix(|op, rhs| {
-                let rhs = rhs?;
+                let (rhs, below) = rhs?;
                 let loc = self.join(&self.loc(&op), &rhs.loc);
-                Ok(Expr {
-                    kind: ExprKind::Not(Box::new(rhs)),
-                    loc,
-                })
+                let depth = self.deeper(below, &loc)?;
+                let kind = ExprKind::Not(Box::new(rhs));
+                Ok((Expr { kind, loc }, depth))
             })
             .map_infix(|lhs, op, rhs| {
-                let (lhs, rhs) = (lhs?, rhs?);
+                let ((lhs, left), (rhs, right)) = (lhs?, rhs?);
+                let op_loc = self.loc(&op);
                 let op = match op.as_rule() {
                     Rule::or_op => BinOp::Or,
                     Rule::and_op => BinOp::And,
@@ -639,13 +679,33 @@ impl Builder<'_> {
                     Rule::not_in => BinOp::NotIn,
                     _ => return Err(self.internal(&op, "an operator")),
                 };
+                let depth = self.deeper(left.max(right), &op_loc)?;
                 let loc = self.join(&lhs.loc, &rhs.loc);
-                Ok(Expr {
-                    kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
-                    loc,
-                })
+                let kind = ExprKind::Binary(op, Box::new(lhs), Box::new(rhs));
+                Ok((Expr { kind, loc }, depth))
             })
             .parse(pair.into_inner())
+    }
+
+    /// The depth of a node above children as deep as `below`; an error
+    /// at `loc` when that is too deep.
+    fn deeper(&self, below: usize, loc: &Loc) -> Result<usize> {
+        let depth = below + 1;
+        if depth > MAX_EXPR_DEPTH {
+            return Err(Box::new(
+                Problem::error(
+                    Code::TooDeep,
+                    loc,
+                    format!("the expression is nested more than {MAX_EXPR_DEPTH} deep"),
+                )
+                .with_label("too deep from here on")
+                .with_help(
+                    "split the condition into several facts or checks, or use `in [...]` \
+                     for a long list of alternatives",
+                ),
+            ));
+        }
+        Ok(depth)
     }
 
     fn join(&self, first: &Loc, last: &Loc) -> Loc {
@@ -656,11 +716,11 @@ impl Builder<'_> {
         }
     }
 
-    fn postfix(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+    fn postfix(&self, pair: Pair<'_, Rule>) -> Result<(Expr, usize)> {
         let mut inner = pair.clone().into_inner();
         let primary = self.child(&pair, &mut inner)?;
         let parenthesised = primary.as_rule() == Rule::expr;
-        let mut expr = self.primary(primary)?;
+        let (mut expr, mut depth) = self.primary(primary)?;
         if parenthesised {
             // The text of `(…)` includes its parentheses.
             expr.loc.start = self.loc(&pair).start;
@@ -670,21 +730,23 @@ impl Builder<'_> {
             let loc = self.join(&expr.loc, &self.loc(&accessor));
             let kind = match accessor.as_rule() {
                 Rule::field_access => {
+                    depth = self.deeper(depth, &loc)?;
                     let field = self.only_child(accessor)?;
                     ExprKind::Field(Box::new(expr), field.as_str().to_owned())
                 }
                 Rule::bracket => {
-                    let index = self.expr(self.only_child(accessor)?)?;
+                    let (index, below) = self.deep_expr(self.only_child(accessor)?)?;
+                    depth = self.deeper(depth.max(below), &loc)?;
                     ExprKind::Bracket(Box::new(expr), Box::new(index))
                 }
                 _ => return Err(self.internal(&accessor, "an accessor")),
             };
             expr = Expr { kind, loc };
         }
-        Ok(expr)
+        Ok((expr, depth))
     }
 
-    fn primary(&self, pair: Pair<'_, Rule>) -> Result<Expr> {
+    fn primary(&self, pair: Pair<'_, Rule>) -> Result<(Expr, usize)> {
         let loc = self.loc(&pair);
         let kind = match pair.as_rule() {
             Rule::boolean => ExprKind::Bool(pair.as_str() == "true"),
@@ -698,23 +760,51 @@ impl Builder<'_> {
                 }
             },
             Rule::string | Rule::raw_string => ExprKind::String(self.string(pair)?.value),
-            Rule::list => ExprKind::List(
-                pair.into_inner()
-                    .map(|p| self.expr(p))
-                    .collect::<Result<_>>()?,
-            ),
+            Rule::list => {
+                let (items, below) = self.deep_exprs(pair.into_inner())?;
+                let depth = self.deeper(below, &loc)?;
+                return Ok((
+                    Expr {
+                        kind: ExprKind::List(items),
+                        loc,
+                    },
+                    depth,
+                ));
+            }
             Rule::call => {
                 let mut inner = pair.clone().into_inner();
                 let name = self.ident(self.child(&pair, &mut inner)?);
-                let args = inner.map(|p| self.expr(p)).collect::<Result<_>>()?;
-                ExprKind::Call(name, args)
+                let (args, below) = self.deep_exprs(inner)?;
+                let depth = self.deeper(below, &loc)?;
+                return Ok((
+                    Expr {
+                        kind: ExprKind::Call(name, args),
+                        loc,
+                    },
+                    depth,
+                ));
             }
             Rule::relative => ExprKind::Relative(pair.as_str().trim_start_matches('.').to_owned()),
             Rule::name => ExprKind::Name(pair.as_str().to_owned()),
-            Rule::expr => return self.expr(pair),
+            Rule::expr => return self.deep_expr(pair),
             _ => return Err(self.internal(&pair, "an expression")),
         };
-        Ok(Expr { kind, loc })
+        Ok((Expr { kind, loc }, 1))
+    }
+
+    /// Expressions and the depth of the deepest.
+    fn deep_exprs<'i>(
+        &self,
+        pairs: impl Iterator<Item = Pair<'i, Rule>>,
+    ) -> Result<(Vec<Expr>, usize)> {
+        let mut depth = 0;
+        let mut exprs = Vec::new();
+        for pair in pairs {
+            let (expr, below) = self.deep_expr(pair)?;
+            depth = depth.max(below);
+            exprs.push(expr);
+        }
+        Ok((exprs, depth))
     }
 
     /// Turns pest's error into a problem worded for people.

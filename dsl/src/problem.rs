@@ -60,7 +60,7 @@ macro_rules! codes {
 codes! {
     Internal = "E0000": "kb itself went wrong; please report it with the rule file",
     Syntax = "E0001": "the text does not follow the grammar of the rule language",
-    TooDeep = "E0002": "brackets or `not`s are nested deeper than the language allows",
+    TooDeep = "E0002": "brackets, `not`s, types or an expression are nested deeper than the language allows",
     BadString = "E0003": "a string literal holds an invalid escape",
     BadJson = "E0004": "JSON written in a test is not valid",
     DuplicateId = "E0101": "two declarations use the same id or name",

@@ -876,6 +876,43 @@ fn why_not_serialises_the_stop_as_null_when_the_way_holds() {
     assert_eq!(json["evidence"][1]["result"], "true");
 }
 
+#[test]
+fn expressions_as_deep_as_the_parser_allows_work_on_a_small_stack() {
+    // A thread of 2 MiB, as test threads and rayon's workers have, in a
+    // debug build: compiling, evaluating, writing, loading and dropping
+    // recurse through expressions.
+    let n = kb_dsl::MAX_EXPR_DEPTH;
+    // `phase == "Pending"` is two deep, and each `and` one more.
+    let chain = vec![r#"phase == "Pending""#; n - 1].join(" and ");
+    let fields = ".a".repeat(n - 1);
+    let rules = format!(
+        r#"
+fact deep: string "Deep" {{ from pod{fields} }}
+symptom pod-pending "Pending" {{
+  when {chain}
+  check "Deep?" {{
+    if deep == "x" => pending.deep
+    else => pending.full
+  }}
+}}
+cause pending.deep "Deep" {{ fix "F" {{ step "S" }} }}
+cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
+"#
+    );
+    let diagnosed = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let compiled = kb(&rules);
+            let input = json!({"pod": {"status": {"phase": "Pending"}}});
+            let bytes = compiled.to_bytes().unwrap();
+            let loaded = KnowledgeBase::from_bytes(bytes, []).unwrap();
+            [compiled, loaded].map(|kb| status(&eval(&kb, &input), "pending.full"))
+        })
+        .unwrap()
+        .join();
+    assert_eq!(diagnosed.ok(), Some([Some(Status::Confirmed); 2]));
+}
+
 mod compiled_form {
     use std::sync::Arc;
 

@@ -1477,6 +1477,40 @@ fn check_reports_every_mistake_with_its_location() {
 }
 
 #[test]
+fn rules_too_deep_to_compile_safely_are_errors_not_crashes() {
+    let chain = vec![r#"phase == "Pending""#; 20_000].join(" and ");
+    let fields = ".a".repeat(20_000);
+    let lists = "list<".repeat(100_000) + "string" + &">".repeat(100_000);
+    let cases = [
+        (
+            format!("symptom s \"S\" {{\n  when {chain}\n}}\n"),
+            "the expression is nested more than 128 deep",
+        ),
+        (
+            format!("fact f: string \"F\" {{ from pod{fields} }}\n"),
+            "the expression is nested more than 128 deep",
+        ),
+        (
+            format!("fact f: {lists} \"F\" {{ from pod.a }}\n"),
+            "`list<…>` types are nested more than 64 deep",
+        ),
+    ];
+    for (rules, message) in cases {
+        let dir = TempDir::new().unwrap();
+        write(&dir, "deep.kb", format!("input pod \"P\"\n{rules}"));
+        let out = run([OsStr::new("check"), dir.path().as_os_str()]);
+        assert_eq!(out.code, 3, "{message}: {}", out.stderr);
+        assert!(out.stderr.contains("E0002"), "{}", out.stderr);
+        assert!(out.stderr.contains(message), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("the knowledge base has 1 error"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
 fn check_suggests_the_keyword_a_typo_meant() {
     let dir = TempDir::new().unwrap();
     let rules = COFFEE_KB.replace("  when water_level", "  wen water_level");

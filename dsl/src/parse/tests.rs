@@ -320,6 +320,14 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
             "[".repeat(10_000),
             "]".repeat(10_000)
         ),
+        format!(
+            "fact f: {}string{} \"F\" {{ from pod.a }}",
+            "list<".repeat(100_000),
+            ">".repeat(100_000)
+        ),
+        format!("symptom s \"S\" {{ when {}a }}", "a and ".repeat(100_000)),
+        format!("symptom s \"S\" {{ when a{} }}", ".b".repeat(100_000)),
+        format!("symptom s \"S\" {{ when a{} }}", "[0]".repeat(100_000)),
     ] {
         let problems = errors(&src);
         assert_eq!(problems.len(), 1);
@@ -331,6 +339,56 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         ")".repeat(40)
     );
     assert_eq!(ok(&fine).symptoms().count(), 1);
+}
+
+#[test]
+fn an_expression_may_be_as_deep_as_the_limit() {
+    use crate::parse::MAX_EXPR_DEPTH;
+    // A chain of n names joined by operators is n deep.
+    let chain = |n: usize| vec!["a"; n].join(" and ");
+    let deepest = format!("symptom s \"S\" {{ when {} }}", chain(MAX_EXPR_DEPTH));
+    assert_eq!(ok(&deepest).symptoms().count(), 1);
+    let fields = format!(
+        "symptom s \"S\" {{ when a{} }}",
+        ".b".repeat(MAX_EXPR_DEPTH - 1)
+    );
+    assert_eq!(ok(&fields).symptoms().count(), 1);
+    for too_deep in [
+        chain(MAX_EXPR_DEPTH + 1),
+        format!("a{}", ".b".repeat(MAX_EXPR_DEPTH)),
+        format!("({}) == 1", chain(MAX_EXPR_DEPTH)),
+        format!("[{}]", chain(MAX_EXPR_DEPTH)),
+        format!("len({})", chain(MAX_EXPR_DEPTH)),
+        format!("not ({})", chain(MAX_EXPR_DEPTH)),
+        format!("a[{}]", chain(MAX_EXPR_DEPTH)),
+    ] {
+        let src = format!("symptom s \"S\" {{ when {too_deep} }}");
+        let problems = errors(&src);
+        assert_eq!(problems.len(), 1, "{too_deep}");
+        assert_eq!(problems[0].code, Code::TooDeep, "{too_deep}");
+        assert!(problems[0].message.contains("expression"), "{too_deep}");
+    }
+}
+
+#[test]
+fn a_declaration_that_cannot_be_built_is_reported_broken() {
+    let src = format!(
+        "input pod \"P\"\nsymptom s \"S\" {{ when {} }}\n",
+        vec!["a"; 1000].join(" or ")
+    );
+    match crate::parse(&src, "test.kb") {
+        Err(errors) => {
+            assert_eq!(errors.recovered.inputs().count(), 1);
+            assert_eq!(
+                errors.broken,
+                [crate::Broken::Declaration {
+                    keyword: "symptom".into(),
+                    name: "s".into()
+                }]
+            );
+        }
+        Ok(rules) => panic!("{rules:?}"),
+    }
 }
 
 #[test]
