@@ -142,10 +142,22 @@ impl PathStep {
     }
 }
 
+/// How far a fact's value is computed.
+#[derive(Clone)]
+enum Slot<'a> {
+    Untouched,
+    /// What it reads is being computed first.
+    Preparing,
+    /// Its derivation is being evaluated: reading it now is a loop.
+    Computing,
+    Done(Value<'a>),
+}
+
 struct Run<'a> {
     kb: &'a KnowledgeBase,
     input: &'a Input<'a>,
-    memo: Vec<Option<Value<'a>>>,
+    /// Every fact's value, as far as it is computed.
+    memo: Vec<Slot<'a>>,
     /// Facts the condition being evaluated has read.
     reading: Vec<FactId>,
     warnings: Vec<String>,
@@ -172,20 +184,64 @@ impl<'a> Run<'a> {
         Self {
             kb,
             input,
-            memo: vec![None; kb.facts.len()],
+            memo: vec![Slot::Untouched; kb.facts.len()],
             reading: Vec::new(),
             warnings: input.warnings.clone(),
         }
     }
 
-    /// A fact's value, computed once.
+    /// A fact's value, computed once. The facts its derivation reads are
+    /// computed first, and theirs before them, in a loop: a long chain of
+    /// facts, each derived from the one before, does not recurse as deep
+    /// as it is long. A fact read while its own derivation is evaluated (a
+    /// loop, which compiling refuses) is unknown.
     fn value(&mut self, id: FactId) -> Value<'a> {
-        if let Some(Some(value)) = self.memo.get(id.0) {
-            return value.clone();
+        match self.memo.get(id.0) {
+            Some(Slot::Done(value)) => return value.clone(),
+            Some(Slot::Computing) | None => return Value::Unknown,
+            Some(Slot::Untouched | Slot::Preparing) => {}
         }
+        let done = |read: &FactId| matches!(self.memo.get(read.0), Some(Slot::Done(_)));
+        if self
+            .kb
+            .facts
+            .get(id.0)
+            .is_none_or(|fact| fact.reads.iter().all(done))
+        {
+            return self.compute(id);
+        }
+        let mut stack = vec![(id, false)];
+        while let Some((fact, prepared)) = stack.pop() {
+            if prepared {
+                if !matches!(self.memo.get(fact.0), Some(Slot::Done(_))) {
+                    self.compute(fact);
+                }
+                continue;
+            }
+            let Some(slot @ Slot::Untouched) = self.memo.get_mut(fact.0) else {
+                continue;
+            };
+            *slot = Slot::Preparing;
+            stack.push((fact, true));
+            let given = matches!(self.input.given.get(fact.0), Some(Some(_)));
+            if let (false, Some(info)) = (given, self.kb.facts.get(fact.0)) {
+                stack.extend(info.reads.iter().map(|&read| (read, false)));
+            }
+        }
+        match self.memo.get(id.0) {
+            Some(Slot::Done(value)) => value.clone(),
+            _ => self.compute(id),
+        }
+    }
+
+    /// Computes a fact whose reads are computed.
+    fn compute(&mut self, id: FactId) -> Value<'a> {
         let Some(fact) = self.kb.facts.get(id.0) else {
             return Value::Unknown;
         };
+        if let Some(slot) = self.memo.get_mut(id.0) {
+            *slot = Slot::Computing;
+        }
         let raw = match (self.input.given.get(id.0), &fact.from) {
             (Some(Some(json)), _) => Value::from_json(json),
             (_, Some(from)) => {
@@ -207,7 +263,7 @@ impl<'a> Run<'a> {
             }
         };
         if let Some(slot) = self.memo.get_mut(id.0) {
-            *slot = Some(value.clone());
+            *slot = Slot::Done(value.clone());
         }
         value
     }

@@ -913,6 +913,35 @@ cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
     assert_eq!(diagnosed.ok(), Some([Some(Status::Confirmed); 2]));
 }
 
+#[test]
+fn a_long_chain_of_facts_is_evaluated_without_exhausting_the_stack() {
+    let n = 5_000;
+    let mut rules = String::from("fact f0: string \"F\" { from pod.status.phase }\n");
+    for i in 1..n {
+        rules += &format!("fact f{i}: string \"F\" {{ from f{} }}\n", i - 1);
+    }
+    let last = n - 1;
+    rules += &format!(
+        r#"
+symptom pod-pending "Pending" {{
+  when f{last} == "Pending"
+  check "Full?" {{ if f{last} == "Pending" => pending.full }}
+}}
+cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
+"#
+    );
+    let compiled = kb(&rules);
+    let diagnosed = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let input = json!({"pod": {"status": {"phase": "Pending"}}});
+            status(&eval(&compiled, &input), "pending.full")
+        })
+        .unwrap()
+        .join();
+    assert_eq!(diagnosed.ok(), Some(Some(Status::Confirmed)));
+}
+
 mod compiled_form {
     use std::sync::Arc;
 
