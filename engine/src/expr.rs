@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value as Json;
 
 use crate::kb::{FactId, InputId};
@@ -11,6 +11,7 @@ use crate::value::{Elements, Truth, Value};
 
 /// An expression with every name resolved and every type checked.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub(crate) enum CExpr {
     Bool(bool),
     Number(f64),
@@ -48,6 +49,62 @@ pub(crate) enum CExpr {
     Capture(Box<CExpr>, Box<Pattern>),
     /// A string read as a number (`"250"` → 250).
     ToNumber(Box<CExpr>),
+}
+
+impl Serialize for CExpr {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CExpr::serialize(self, serializer)
+    }
+}
+
+/// Bounded in depth when read from bytes ([`crate::snapshot::nested`]).
+impl<'de> Deserialize<'de> for CExpr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::snapshot::nested(deserializer, CExpr::deserialize)
+    }
+}
+
+impl CExpr {
+    /// Calls `f` with each expression directly inside this one.
+    pub(crate) fn each_child<'e>(&'e self, mut f: impl FnMut(&'e CExpr)) {
+        match self {
+            Self::Bool(_)
+            | Self::Number(_)
+            | Self::Text(_)
+            | Self::Fact(_)
+            | Self::Input(_)
+            | Self::Element => {}
+            Self::List(items) | Self::Coalesce(items) | Self::Concat(items) => {
+                items.iter().for_each(f);
+            }
+            Self::Field(of, _)
+            | Self::Not(of)
+            | Self::Matches(of, _)
+            | Self::Exists(of)
+            | Self::First(of)
+            | Self::Last(of)
+            | Self::Len(of)
+            | Self::Lower(of)
+            | Self::Capture(of, _)
+            | Self::ToNumber(of)
+            | Self::Count(of, None) => f(of),
+            Self::Index(a, b)
+            | Self::Filter(a, b)
+            | Self::And(a, b)
+            | Self::Or(a, b)
+            | Self::Compare(_, a, b)
+            | Self::Contains(a, b)
+            | Self::StartsWith(a, b)
+            | Self::EndsWith(a, b)
+            | Self::In(a, b)
+            | Self::Any(a, b)
+            | Self::All(a, b)
+            | Self::Count(a, Some(b)) => {
+                f(a);
+                f(b);
+            }
+        }
+    }
 }
 
 /// A comparison operator.

@@ -23,6 +23,7 @@
 //! [`KnowledgeBase::evaluate`] returns a [`Diagnosis`].
 
 mod compile;
+mod consistency;
 pub mod diagnosis;
 mod eval;
 mod expr;

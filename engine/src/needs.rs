@@ -8,15 +8,30 @@ use std::fmt;
 
 use kb_dsl::source::BorrowedStr;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value as Json};
 
 /// A tree of field names: the parts of a JSON document something reads.
 /// Lists are looked through: the fields of a list are those of its elements.
 /// A scalar under a named field is always kept whole.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Needs {
     whole: bool,
     fields: BTreeMap<String, Needs>,
+}
+
+impl Serialize for Needs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Needs::serialize(self, serializer)
+    }
+}
+
+/// Bounded in depth when read from bytes ([`crate::snapshot::nested`]).
+impl<'de> Deserialize<'de> for Needs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::snapshot::nested(deserializer, Needs::deserialize)
+    }
 }
 
 impl Needs {

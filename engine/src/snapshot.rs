@@ -1,7 +1,7 @@
 //! A compiled knowledge base as bytes: a program embeds one and loads it
 //! without parsing or compiling rules (`kb` does so with its bundled one).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use kb_dsl::{Source, ast};
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::Error as _;
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -28,6 +28,10 @@ pub enum SnapshotError {
     /// Truncated or altered.
     #[error("damaged compiled knowledge base: {0}")]
     Format(#[from] postcard::Error),
+    /// Decodes, but does not hold together: altered, or not made by
+    /// [`KnowledgeBase::to_bytes`].
+    #[error("inconsistent compiled knowledge base: {0}")]
+    Inconsistent(String),
 }
 
 impl KnowledgeBase {
@@ -56,7 +60,9 @@ impl KnowledgeBase {
             .strip_prefix(HEADER.as_bytes())
             .ok_or(SnapshotError::Version)?;
         let _loading = Loading::from(&bytes);
-        kb_dsl::source::with_sources(sources, || Ok(postcard::from_bytes(body)?))
+        let kb: Self = kb_dsl::source::with_sources(sources, || postcard::from_bytes(body))?;
+        crate::consistency::check(&kb).map_err(SnapshotError::Inconsistent)?;
+        Ok(kb)
     }
 
     /// The rule tests. Decoding them, for a knowledge base loaded from
@@ -164,6 +170,33 @@ where
 
     let entries = deserializer.deserialize_map(Entries(PhantomData))?;
     Ok(entries.into_iter().collect())
+}
+
+/// How deep the recursive parts of a knowledge base (expressions, types,
+/// what an input needs) may be nested in bytes: what compiling makes of
+/// the deepest expressions rules may hold, with room to spare.
+const MAX_DEPTH: usize = kb_dsl::MAX_EXPR_DEPTH + 8;
+
+thread_local! {
+    /// How deep the recursive part being decoded on this thread is.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Decodes one level of a recursive type with `inner`, its derived
+/// decoding; bytes nested deeper than [`MAX_DEPTH`] are refused: decoding
+/// them, evaluating or even dropping them would exhaust the stack.
+pub(crate) fn nested<'de, D: Deserializer<'de>, T>(
+    deserializer: D,
+    inner: fn(D) -> Result<T, D::Error>,
+) -> Result<T, D::Error> {
+    let depth = DEPTH.get();
+    if depth >= MAX_DEPTH {
+        return Err(de::Error::custom("nested too deeply"));
+    }
+    DEPTH.set(depth + 1);
+    let decoded = inner(deserializer);
+    DEPTH.set(depth);
+    decoded
 }
 
 thread_local! {

@@ -36,6 +36,11 @@ impl Templates {
         Ok((sources.len() - 1, names))
     }
 
+    /// How many templates there are.
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
     /// Renders a template with the given (already formatted) values.
     pub fn render(&self, index: usize, values: &BTreeMap<&str, String>) -> String {
         let env = self.env.get_or_init(|| {

@@ -1100,4 +1100,64 @@ test "full" {
         let cause = loaded.causes.iter().find(|c| c.id == "pending.full");
         assert_eq!(cause.unwrap().title.en, "No node has room");
     }
+
+    #[test]
+    fn bytes_that_decode_but_do_not_hold_together_are_refused() {
+        use crate::kb::{CheckId, FactId, Target};
+        type Alteration = fn(&mut KnowledgeBase);
+        let alterations: [(&str, Alteration); 6] = [
+            ("an incomplete order of nodes", |kb| {
+                kb.topo.pop();
+            }),
+            ("a branch to a check that does not exist", |kb| {
+                kb.checks[0].branches[0].target = Target::Check(CheckId(99));
+            }),
+            ("a branch that leads back to its own check", |kb| {
+                kb.checks[0].branches[0].target = Target::Check(CheckId(0));
+            }),
+            ("a symptom reading a fact that does not exist", |kb| {
+                kb.symptoms[0].when = crate::expr::CExpr::Fact(FactId(999));
+            }),
+            ("a derivation reading a fact it does not list", |kb| {
+                let full = kb.facts.iter().position(|f| f.name == "full").unwrap();
+                kb.facts[full].reads.clear();
+            }),
+            ("a command template that does not exist", |kb| {
+                let step = &mut kb.causes[0].fixes[0].steps[0];
+                step.run.as_mut().unwrap().index = 99;
+            }),
+        ];
+        for (what, alter) in alterations {
+            let mut altered = kb(RULES);
+            alter(&mut altered);
+            let bytes = altered.to_bytes().unwrap();
+            assert!(
+                matches!(
+                    KnowledgeBase::from_bytes(bytes, sources()),
+                    Err(SnapshotError::Inconsistent(_))
+                ),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn bytes_nested_too_deep_are_refused_before_they_exhaust_the_stack() {
+        use crate::expr::CExpr;
+        use crate::types::Ty;
+        // `not` around `not` … around `true`, and `list<list<…>>`, far
+        // deeper than any rule compiles to.
+        let not = postcard::to_allocvec(&CExpr::Not(Box::new(CExpr::Bool(true)))).unwrap();
+        let mut deep = vec![not[0]; 100_000];
+        deep.extend(postcard::to_allocvec(&CExpr::Bool(true)).unwrap());
+        assert!(postcard::from_bytes::<CExpr>(&deep).is_err());
+        let list = postcard::to_allocvec(&Ty::List(Box::new(Ty::Bool))).unwrap();
+        let mut deep = vec![list[0]; 100_000];
+        deep.extend(postcard::to_allocvec(&Ty::Bool).unwrap());
+        assert!(postcard::from_bytes::<Ty>(&deep).is_err());
+        // As deep as compiling makes them, they decode.
+        let mut fine = vec![not[0]; kb_dsl::MAX_EXPR_DEPTH];
+        fine.extend(postcard::to_allocvec(&CExpr::Bool(true)).unwrap());
+        assert!(postcard::from_bytes::<CExpr>(&fine).is_ok());
+    }
 }

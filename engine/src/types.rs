@@ -3,10 +3,11 @@
 use std::fmt;
 
 use kb_dsl::ast;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The type of an expression.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum Ty {
     /// Whatever the input holds there: checked when evaluated.
     Any,
@@ -20,6 +21,19 @@ pub enum Ty {
     Object,
     /// A list of elements of one type.
     List(Box<Ty>),
+}
+
+impl Serialize for Ty {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Ty::serialize(self, serializer)
+    }
+}
+
+/// Bounded in depth when read from bytes ([`crate::snapshot::nested`]).
+impl<'de> Deserialize<'de> for Ty {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::snapshot::nested(deserializer, Ty::deserialize)
+    }
 }
 
 impl Ty {
