@@ -49,6 +49,9 @@ impl KnowledgeBase {
     /// rule tests are decoded when first asked for
     /// ([`KnowledgeBase::tests`]); the warnings compiling found are not kept.
     ///
+    /// Loading checks that the knowledge base holds together (every id it
+    /// uses exists, nothing leads in circles, nothing is nested too deep),
+    /// so that bytes from elsewhere give an error, never a panic later.
     /// Texts and encoded parts stay slices of `bytes`: loading from
     /// `&'static [u8]` (bytes compiled into the program) copies none of them.
     pub fn from_bytes(
