@@ -48,8 +48,8 @@ pub(crate) struct Pattern {
     ahead: Option<Bytes>,
     /// That DFA, ready to search.
     dfa: OnceLock<Option<sparse::DFA<Vec<u8>>>>,
-    /// How many times that DFA answered, up to [`WARM`].
-    uses: AtomicU32,
+    /// How many bytes that DFA searched, up to about [`WARM_BYTES`].
+    scanned: AtomicU32,
     /// `None` when it does not compile, which checking it reports.
     regex: OnceLock<Option<Arc<Compiled>>>,
 }
@@ -85,7 +85,7 @@ impl Pattern {
             source,
             ahead: None,
             dfa: OnceLock::new(),
-            uses: AtomicU32::new(0),
+            scanned: AtomicU32::new(0),
             regex: OnceLock::new(),
         }
     }
@@ -96,10 +96,12 @@ impl Pattern {
         let input = Input::new(text).earliest(true);
         // Counted without a read-modify-write, so that threads searching at
         // once do not contend; a count lost now and then does not matter.
-        let uses = self.uses.load(Ordering::Relaxed);
-        if uses < WARM {
+        let scanned = self.scanned.load(Ordering::Relaxed);
+        if scanned < WARM_BYTES {
             if let Some(Ok(found)) = self.dfa().map(|dfa| dfa.try_search_fwd(&input)) {
-                self.uses.store(uses + 1, Ordering::Relaxed);
+                let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+                self.scanned
+                    .store(scanned.saturating_add(len), Ordering::Relaxed);
                 return Some(found.is_some());
             }
         }
@@ -215,10 +217,14 @@ fn ahead(source: &str) -> Option<Bytes> {
 /// The largest DFA built ahead of time.
 const AHEAD_LIMIT: usize = 256 << 10;
 
-/// How many times a DFA built ahead of time answers before the expression
-/// is compiled to a lazy DFA: that one searches faster (its states are
-/// dense), which repays compiling it in a stream, not in one diagnosis.
-const WARM: u32 = 256;
+/// How many bytes a DFA built ahead of time searches before the expression
+/// is compiled to a lazy DFA. A sparse DFA finds each byte's transition by
+/// scanning a list, and costs about 140 instructions a byte where the lazy
+/// DFA costs a few; compiling costs about as much as the sparse DFA
+/// searching this many bytes. Switching then never costs more than twice
+/// the better choice made knowing the future: one diagnosis searches a few
+/// short messages and compiles nothing, a stream compiles at once.
+const WARM_BYTES: u32 = 2048;
 
 impl Clone for Pattern {
     fn clone(&self) -> Self {
@@ -226,7 +232,7 @@ impl Clone for Pattern {
             source: self.source.clone(),
             ahead: self.ahead.clone(),
             dfa: self.dfa.clone(),
-            uses: AtomicU32::new(self.uses.load(Ordering::Relaxed)),
+            scanned: AtomicU32::new(self.scanned.load(Ordering::Relaxed)),
             regex: self.regex.clone(),
         }
     }
@@ -253,7 +259,7 @@ impl<'de> Deserialize<'de> for Pattern {
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
 
-    use super::{Pattern, WARM};
+    use super::{Pattern, WARM_BYTES};
 
     const SOURCE: &str = r"(?i)exit code:? (\d+)|\bOOMKilled\b";
 
@@ -285,13 +291,23 @@ mod tests {
         let loaded: Pattern = postcard::from_bytes(&bytes).unwrap();
         assert!(loaded.ahead.is_some());
         let regex = regex::Regex::new(SOURCE).unwrap();
-        for _ in 0..=WARM {
-            for text in TEXTS {
+        let check = |texts: &[&str]| {
+            for text in texts {
                 assert_eq!(loaded.is_match(text), Some(regex.is_match(text)), "{text}");
             }
-        }
+        };
+        // Short ASCII texts: the DFA answers, nothing is compiled.
+        let ascii = &TEXTS[..3];
+        check(ascii);
         assert!(loaded.dfa.get().is_some_and(Option::is_some));
+        assert!(loaded.regex.get().is_none());
+        // Once it has searched enough, the expression is compiled.
+        let round: usize = ascii.iter().map(|text| text.len()).sum();
+        for _ in 0..=WARM_BYTES as usize / round {
+            check(ascii);
+        }
         assert!(loaded.regex.get().is_some_and(Option::is_some));
+        check(&TEXTS);
     }
 
     #[test]
