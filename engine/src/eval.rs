@@ -161,7 +161,16 @@ struct Run<'a> {
     /// Facts the condition being evaluated has read.
     reading: Vec<FactId>,
     warnings: Vec<String>,
+    /// How many derivations are being evaluated, one inside another.
+    depth: usize,
 }
+
+/// How many derivations are evaluated one inside another as they read
+/// facts; deeper, a fact's reads are computed before it, in a loop. Each
+/// may be [`kb_dsl::MAX_EXPR_DEPTH`] deep, and a test evaluates a chain of
+/// such derivations on a 2 MiB stack in a debug build, where four nested
+/// would overflow it.
+const LAZY_DEPTH: usize = 2;
 
 impl<'a> Scope<'a> for Run<'a> {
     fn fact(&mut self, id: FactId) -> Value<'a> {
@@ -187,14 +196,17 @@ impl<'a> Run<'a> {
             memo: vec![Slot::Untouched; kb.facts.len()],
             reading: Vec::new(),
             warnings: input.warnings.clone(),
+            depth: 0,
         }
     }
 
-    /// A fact's value, computed once. The facts its derivation reads are
-    /// computed first, and theirs before them, in a loop: a long chain of
-    /// facts, each derived from the one before, does not recurse as deep
-    /// as it is long. A fact read while its own derivation is evaluated (a
-    /// loop, which compiling refuses) is unknown.
+    /// A fact's value, computed once, when a derivation reads it: what a
+    /// derivation does not reach (the other side of an `and` that is false)
+    /// is not computed. Deeper than [`LAZY_DEPTH`], the facts a derivation
+    /// reads are all computed first, and theirs before them, in a loop: a
+    /// long chain of facts, each derived from the one before, does not
+    /// recurse as deep as it is long. A fact read while its own derivation
+    /// is evaluated (a loop, which compiling refuses) is unknown.
     fn value(&mut self, id: FactId) -> Value<'a> {
         match self.memo.get(id.0) {
             Some(Slot::Done(value)) => return value.clone(),
@@ -202,13 +214,17 @@ impl<'a> Run<'a> {
             Some(Slot::Untouched | Slot::Preparing) => {}
         }
         let done = |read: &FactId| matches!(self.memo.get(read.0), Some(Slot::Done(_)));
-        if self
-            .kb
-            .facts
-            .get(id.0)
-            .is_none_or(|fact| fact.reads.iter().all(done))
+        if self.depth < LAZY_DEPTH
+            || self
+                .kb
+                .facts
+                .get(id.0)
+                .is_none_or(|fact| fact.reads.iter().all(done))
         {
-            return self.compute(id);
+            self.depth += 1;
+            let value = self.compute(id);
+            self.depth -= 1;
+            return value;
         }
         let mut stack = vec![(id, false)];
         while let Some((fact, prepared)) = stack.pop() {

@@ -942,6 +942,39 @@ cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
     assert_eq!(diagnosed.ok(), Some(Some(Status::Confirmed)));
 }
 
+#[test]
+fn a_chain_of_facts_with_deep_derivations_is_evaluated_on_a_small_stack() {
+    // Each derivation is as deep as the parser allows and reads the fact
+    // before it at its deepest point.
+    let terms = kb_dsl::MAX_EXPR_DEPTH - 8;
+    let filler = vec![r#"pod.status.phase == "Pending""#; terms].join(" and ");
+    let mut rules = String::from("fact f0: bool \"F\" { from pod.status.phase == \"Pending\" }\n");
+    let n = 200;
+    for i in 1..n {
+        rules += &format!("fact f{i}: bool \"F\" {{ from f{} and {filler} }}\n", i - 1);
+    }
+    let last = n - 1;
+    rules += &format!(
+        r#"
+symptom pod-pending "Pending" {{
+  when f{last}
+  check "Full?" {{ if f{last} => pending.full }}
+}}
+cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
+"#
+    );
+    let compiled = kb(&rules);
+    let diagnosed = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let input = json!({"pod": {"status": {"phase": "Pending"}}});
+            status(&eval(&compiled, &input), "pending.full")
+        })
+        .unwrap()
+        .join();
+    assert_eq!(diagnosed.ok(), Some(Some(Status::Confirmed)));
+}
+
 mod compiled_form {
     use std::sync::Arc;
 
