@@ -265,9 +265,7 @@ impl Loaded {
         }
         let manifest_path = dir.join("kb.toml");
         let manifest = if manifest_path.exists() {
-            let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
-                LoadError::Other(format!("cannot read `{}`: {e}", manifest_path.display()))
-            })?;
+            let text = crate::read::text_file(&manifest_path).map_err(LoadError::Other)?;
             Some(parse_manifest(&text, &manifest_path.display().to_string())?)
         } else {
             None
@@ -289,8 +287,7 @@ impl Loaded {
             if !selection.selects(&relative) {
                 continue;
             }
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", path.display())))?;
+            let text = crate::read::text_file(path).map_err(LoadError::Other)?;
             files.insert(path.display().to_string(), Cow::Owned(text));
         }
         if files.is_empty() {

@@ -1,14 +1,36 @@
 //! Reading inputs: files or stdin, one JSON document, concatenated
 //! documents, or NDJSON streamed line by line in constant memory.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
 
 use kb_engine::needs::Needs;
 use serde_json::Value as Json;
 
 /// The largest single document (a file, or a line of NDJSON).
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
+/// A text file of the user's (rules, a manifest, a template), whole; an
+/// error that names the file, and where it stops being UTF-8.
+pub fn text_file(path: &Path) -> Result<String, String> {
+    let name = path.display();
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{name}`: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.as_bytes().get(..e.utf8_error().valid_up_to());
+        let valid = String::from_utf8_lossy(valid.unwrap_or_default());
+        let line = valid.matches('\n').count() + 1;
+        let column = valid
+            .rsplit('\n')
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .count()
+            + 1;
+        format!("`{name}` is not UTF-8 text: an invalid byte at line {line}, column {column}")
+    })
+}
 
 /// An input source: a path, or `-` for standard input.
 pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, String> {
@@ -34,7 +56,8 @@ pub enum Content {
 /// constant memory. A line that is not JSON yields its error, and the next
 /// lines still come.
 pub struct Lines {
-    first: Option<(usize, Vec<u8>)>,
+    /// The lines read to tell a stream from whole documents, in order.
+    ahead: VecDeque<(usize, Result<Vec<u8>, String>)>,
     rest: Box<dyn BufRead + Send>,
     next_line: usize,
     buffer: Vec<u8>,
@@ -44,8 +67,8 @@ impl Iterator for Lines {
     type Item = (usize, Result<Vec<u8>, String>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some((line, text)) = self.first.take() {
-            return Some((line, Ok(text)));
+        if let Some(read) = self.ahead.pop_front() {
+            return Some(read);
         }
         loop {
             self.buffer.clear();
@@ -85,22 +108,23 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
     let error = match parsed {
         (Some(Ok(document)), None) => {
             let mut peek = Vec::new();
-            let mut next_line = first_line;
-            loop {
+            let mut peek_line = first_line;
+            let second = loop {
                 peek.clear();
-                next_line += 1;
-                if read_line(&mut reader, &mut peek).map_err(failed)? == 0 {
-                    return Ok(Content::Documents(vec![document]));
+                peek_line += 1;
+                match read_line(&mut reader, &mut peek) {
+                    Ok(0) => return Ok(Content::Documents(vec![document])),
+                    Ok(_) if is_blank(&peek) => {}
+                    Ok(_) => break Ok(peek),
+                    // A line too long to read is the stream's to report.
+                    Err(e) if e.kind() == io::ErrorKind::InvalidData => break Err(e.to_string()),
+                    Err(e) => return Err(failed(e)),
                 }
-                if !is_blank(&peek) {
-                    break;
-                }
-            }
-            let rest = Box::new(io::Cursor::new(peek).chain(reader));
+            };
             return Ok(Content::Lines(Lines {
-                first: Some((first_line, first)),
-                rest,
-                next_line,
+                ahead: VecDeque::from([(first_line, Ok(first)), (peek_line, second)]),
+                rest: reader,
+                next_line: peek_line + 1,
                 buffer: Vec::new(),
             }));
         }

@@ -105,8 +105,7 @@ fn read_templates(dir: &std::path::Path) -> Result<BTreeMap<String, String>, Str
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+            let text = crate::read::text_file(&path)?;
             found.insert(name, text);
         }
     }

@@ -115,8 +115,7 @@ enum Failure {
 
 fn format_file(path: &Path, check: bool) -> Result<Outcome, Failure> {
     let name = path.display().to_string();
-    let text =
-        fs::read_to_string(path).map_err(|e| Failure::Io(format!("cannot read `{name}`: {e}")))?;
+    let text = crate::read::text_file(path).map_err(Failure::Io)?;
     let formatted = kb_dsl::format(&text, &name).map_err(|e| Failure::Syntax(e.problems))?;
     if formatted == text {
         return Ok(Outcome::Unchanged);

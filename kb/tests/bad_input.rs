@@ -1,0 +1,425 @@
+//! Hostile rule files and inputs, through the built binary: each gets a clear
+//! error with a non-zero exit, or a correct answer; never a panic, a hang or
+//! half-written output. (JSON inputs nested 100,000 deep, invalid UTF-8,
+//! empty files, wrong types at every fact path and bad NDJSON lines are in
+//! `cli.rs`; rules nested too deep to compile in `cli.rs` too.)
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests"
+)]
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+mod common;
+
+use common::{Run, line_col, run, write};
+
+/// `kb check DIR` of one rule file.
+fn check(rules: impl AsRef<[u8]>) -> (TempDir, Run) {
+    let dir = TempDir::new().unwrap();
+    write(&dir, "rules.kb", rules);
+    let out = run([OsStr::new("check"), dir.path().as_os_str()]);
+    (dir, out)
+}
+
+/// `kb --kb DIR eval INPUT --format json`, parsed.
+fn eval_json(kb: &Path, input: &Path) -> (Run, Value) {
+    let out = run([
+        OsStr::new("--kb"),
+        kb.as_os_str(),
+        OsStr::new("eval"),
+        input.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    let value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out, value)
+}
+
+fn confirmed(diagnosis: &Value) -> Vec<&str> {
+    diagnosis["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "confirmed")
+        .map(|c| c["id"].as_str().unwrap())
+        .collect()
+}
+
+/// A pod as `kubectl get pod -o json` prints it, with this name.
+fn pod(name: &str, namespace: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "uid": "5f1c9a52-8d1e-4a43-9a3c-6a1f0f7d2e11"},
+        "spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1.4.2"}]},
+        "status": {"phase": "Running"}
+    })
+}
+
+#[test]
+fn facts_and_checks_that_lead_in_a_loop_are_errors_with_their_location() {
+    const PHASE: &str =
+        "input pod \"The pod\"\nfact phase: string \"Phase\" { from pod.status.phase }\n";
+    let cases = [
+        (
+            "fact a: string \"A\" { from b }\nfact b: string \"B\" { from a }\n",
+            "fact a:",
+            "facts derive from each other in a loop: `a` → `b`",
+        ),
+        (
+            "fact a: string \"A\" { from a }\n",
+            "fact a:",
+            "facts derive from each other in a loop: `a`",
+        ),
+        (
+            r#"symptom pod-pending "Pending" {
+  when phase == "Pending"
+  check one "One?" { if phase == "x" => check two }
+  check two "Two?" { if phase == "y" => check one }
+}
+"#,
+            "check one",
+            "checks lead back to themselves: `one` → `two`",
+        ),
+    ];
+    for (rules, at, message) in cases {
+        let text = format!("{PHASE}{rules}");
+        let (dir, out) = check(&text);
+        assert_eq!(out.code, 3, "{message}: {}", out.stderr);
+        assert!(out.stderr.contains("E0201"), "{}", out.stderr);
+        assert!(out.stderr.contains(message), "{}", out.stderr);
+        let (line, column) = line_col(&text, at);
+        assert!(
+            out.stderr.contains(&format!("rules.kb:{line}:{column}")),
+            "{}",
+            out.stderr
+        );
+        // Evaluating with it says the same and writes no diagnosis.
+        let input = write(&dir, "pod.json", pod("web", "default").to_string());
+        let eval = run([
+            OsStr::new("--kb"),
+            dir.path().as_os_str(),
+            OsStr::new("eval"),
+            input.as_os_str(),
+        ]);
+        assert_eq!(eval.code, 3, "{}", eval.stderr);
+        assert!(eval.stdout.is_empty(), "{}", eval.stdout);
+        assert!(eval.stderr.contains(message), "{}", eval.stderr);
+    }
+}
+
+#[test]
+fn rules_nested_ten_thousand_deep_are_errors_not_crashes() {
+    let brackets = "(".repeat(10_000) + "pod.a == 1" + &")".repeat(10_000);
+    let nots = "not ".repeat(10_000) + "pod.a == 1";
+    for condition in [brackets, nots] {
+        let (_dir, out) = check(format!(
+            "input pod \"P\"\nfact a: bool \"A\" {{ from {condition} }}\n"
+        ));
+        assert_eq!(out.code, 3, "{}", out.stderr);
+        assert!(out.stderr.contains("E0002"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("nested more than 64 deep"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("the knowledge base has 1 error"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn rule_files_that_are_empty_or_not_utf8() {
+    let (_dir, out) = check("");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("0 symptoms"), "{}", out.stdout);
+
+    let latin1 = b"input pod \"P\"\nfact a: string \"caf\xe9\" { from pod.a }\n";
+    let (dir, out) = check(latin1);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("rules.kb` is not UTF-8 text: an invalid byte at line 2, column 20"),
+        "{}",
+        out.stderr
+    );
+    // `kb fmt` refuses it the same way, and leaves it as it was.
+    let fmt = run([OsStr::new("fmt"), dir.path().as_os_str()]);
+    assert_eq!(fmt.code, 2, "{}", fmt.stderr);
+    assert!(fmt.stderr.contains("not UTF-8"), "{}", fmt.stderr);
+    assert_eq!(fs::read(dir.path().join("rules.kb")).unwrap(), latin1);
+}
+
+#[test]
+fn an_enormous_string_literal_is_kept_whole() {
+    let title = "Disk full. ".repeat(800_000).trim_end().to_string(); // 8.8 MB
+    let rules = format!(
+        r#"input pod "The pod"
+fact phase: string "Phase" {{ from pod.status.phase }}
+symptom pod-running "Running" {{
+  when phase == "Running"
+  check "Full?" {{ if phase == "Running" => disk.full }}
+}}
+cause disk.full "{title}" {{ fix "F" {{ step "S" }} }}
+"#
+    );
+    let (dir, out) = check(&rules);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let input = write(&dir, "pod.json", pod("web", "default").to_string());
+    let (out, diagnosis) = eval_json(dir.path(), &input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let shown = diagnosis["causes"][0]["title"].as_str().unwrap_or_default();
+    assert!(
+        shown == title,
+        "{} bytes shown of {}",
+        shown.len(),
+        title.len()
+    );
+    let site = dir.path().join("site");
+    let docs = run([
+        OsStr::new("--kb"),
+        dir.path().as_os_str(),
+        OsStr::new("docs"),
+        OsStr::new("--out"),
+        site.as_os_str(),
+    ]);
+    assert_eq!(docs.code, 0, "{}", docs.stderr);
+    let page = fs::read_to_string(site.join("en/causes/disk.full.md")).unwrap();
+    assert!(page.contains(&title), "the title is on its page");
+}
+
+#[test]
+fn a_regex_that_would_explode_a_backtracking_engine_answers() {
+    let dir = TempDir::new().unwrap();
+    write(
+        &dir,
+        "rules.kb",
+        r#"input pod "The pod"
+fact name: string "Name" { from pod.metadata.name }
+symptom pod-named "Named" {
+  when name != ""
+  check "Only a's?" {
+    if name matches r"^(a+)+$" => name.only-a
+    else => name.other
+  }
+}
+cause name.only-a "Only a's" { fix "F" { step "S" } }
+cause name.other "Other" { fix "F" { step "S" } }
+"#,
+    );
+    // A backtracking engine tries 2^50,000 ways to split the a's before
+    // the final `!` says no.
+    let many = "a".repeat(50_000);
+    for (name, cause) in [
+        (format!("{many}!"), "name.other"),
+        (many.clone(), "name.only-a"),
+    ] {
+        let input = write(&dir, "pod.json", pod(&name, "default").to_string());
+        let (out, diagnosis) = eval_json(dir.path(), &input);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(confirmed(&diagnosis), [cause]);
+    }
+}
+
+#[test]
+fn template_syntax_in_rule_text_and_in_facts_is_shown_as_written() {
+    let dir = TempDir::new().unwrap();
+    write(
+        &dir,
+        "rules.kb",
+        r#"input pod "The pod {{ pod }}"
+fact name: string "Name {{ 7*7 }}" { from pod.metadata.name }
+fact namespace: string "Namespace" { from pod.metadata.namespace }
+symptom pod-odd "Odd {% if true %}x{% endif %}" {
+  when name != ""
+  check "Odd? {{ name }}" { if name != "" => odd.named }
+}
+cause odd.named "Named {{ 7*7 }}" {
+  explain "Text with {# a comment #}, {{ name }} and {% raw %}"
+  fix "Fix {{ name }}" { step "Look" run "kubectl get pod {{ name }} -n {{ namespace }}" }
+}
+"#,
+    );
+    let input = write(&dir, "pod.json", pod("x{{ 7*7 }}", "{% raw %}").to_string());
+    let (out, diagnosis) = eval_json(dir.path(), &input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        diagnosis["symptoms"][0]["title"],
+        "Odd {% if true %}x{% endif %}"
+    );
+    let cause = &diagnosis["causes"][0];
+    assert_eq!(cause["title"], "Named {{ 7*7 }}");
+    assert_eq!(
+        cause["explanation"],
+        "Text with {# a comment #}, {{ name }} and {% raw %}"
+    );
+    assert_eq!(cause["fixes"][0]["title"], "Fix {{ name }}");
+    // The rule's own placeholders are filled, with what the cluster says
+    // quoted and never rendered.
+    assert_eq!(
+        cause["fixes"][0]["steps"][0]["command"],
+        "kubectl get pod 'x{{ 7*7 }}' -n '{% raw %}'"
+    );
+    let text = run([
+        OsStr::new("--kb"),
+        dir.path().as_os_str(),
+        OsStr::new("eval"),
+        input.as_os_str(),
+    ]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.contains("Named {{ 7*7 }}"), "{}", text.stdout);
+    assert!(!text.stdout.contains("49"), "{}", text.stdout);
+
+    for html in [false, true] {
+        let site = dir.path().join(if html { "html" } else { "md" });
+        let mut args = vec![
+            OsStr::new("--kb"),
+            dir.path().as_os_str(),
+            OsStr::new("docs"),
+            OsStr::new("--out"),
+            site.as_os_str(),
+        ];
+        if html {
+            args.push(OsStr::new("--html"));
+        }
+        let docs = run(args);
+        assert_eq!(docs.code, 0, "{}", docs.stderr);
+        let name = if html {
+            "en/causes/odd.named.html"
+        } else {
+            "en/causes/odd.named.md"
+        };
+        let page = fs::read_to_string(site.join(name)).unwrap();
+        assert!(page.contains("{{ name }}"), "{page}");
+        assert!(page.contains("{# a comment #}"), "{page}");
+        assert!(page.contains("{% raw %}"), "{page}");
+        assert!(!page.contains("49"), "{page}");
+    }
+}
+
+#[test]
+fn ids_that_look_like_paths_are_refused_and_nothing_is_written() {
+    let rules = r#"input pod "The pod"
+fact phase: string "Phase" { from pod.status.phase }
+symptom ../../etc/x "Pending" {
+  when phase == "Pending"
+  check "One?" { if phase == "Pending" => pending.one }
+}
+cause pending.one "One" { fix "F" { step "S" } }
+"#;
+    let (dir, out) = check(rules);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let (line, column) = line_col(rules, "../../etc/x");
+    assert!(
+        out.stderr.contains(&format!("rules.kb:{line}:{column}")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("expected an id, found `..`"),
+        "{}",
+        out.stderr
+    );
+
+    let site = dir.path().join("deep/er/site");
+    let docs = run([
+        OsStr::new("--kb"),
+        dir.path().as_os_str(),
+        OsStr::new("docs"),
+        OsStr::new("--out"),
+        site.as_os_str(),
+    ]);
+    assert_eq!(docs.code, 3, "{}", docs.stderr);
+    assert!(!dir.path().join("deep").exists());
+    assert!(!dir.path().join("etc").exists());
+
+    // Looked up by the bundled knowledge base, such an id is not found.
+    for args in [
+        vec!["explain", "../../etc/x"],
+        vec!["eval", "--why-not", "../../etc/x", "-"],
+    ] {
+        let out = common::run_stdin(args, pod("web", "default").to_string());
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+        assert!(out.stderr.contains("`../../etc/x`"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
+    let dir = TempDir::new().unwrap();
+    let limit = 64 << 20;
+    // One document of more than 64 MiB: a pod whose annotation is huge.
+    let mut huge = pod("web", "default");
+    huge["metadata"]["annotations"] = json!({"note": "x".repeat(limit)});
+    let path = write(
+        &dir,
+        "huge.json",
+        serde_json::to_string_pretty(&huge).unwrap(),
+    );
+    let out = run([OsStr::new("eval"), path.as_os_str()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("huge.json: a document larger than 64 MiB"),
+        "{}",
+        out.stderr
+    );
+
+    // In NDJSON, a long line is refused in place, the second line (read
+    // to tell a stream from a document) as any other; the lines around
+    // them are answered.
+    let huge = huge.to_string();
+    let small = pod("web", "default").to_string();
+    let path = write(
+        &dir,
+        "stream.ndjson",
+        format!("{small}\n{huge}\n{small}\n{huge}\n{small}\n"),
+    );
+    let out = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{}", out.stdout);
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["line"], i + 1, "{line}");
+        if i % 2 == 0 {
+            assert_eq!(line["subject"], "pod default/web", "{line}");
+        } else {
+            assert_eq!(line["error"], "a line longer than 64 MiB", "{line}");
+        }
+    }
+    assert!(
+        out.stderr.contains("stream.ndjson:2: a line longer"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("stream.ndjson:4: a line longer"),
+        "{}",
+        out.stderr
+    );
+}
