@@ -168,8 +168,8 @@ struct Run<'a> {
 /// How many derivations are evaluated one inside another as they read
 /// facts; deeper, a fact's reads are computed before it, in a loop. Each
 /// may be [`kb_dsl::MAX_EXPR_DEPTH`] deep, and a test evaluates a chain of
-/// such derivations on a 2 MiB stack in a debug build, where four nested
-/// would overflow it.
+/// such derivations on a 2 MiB stack in a debug build, which a bound of 4
+/// overflows.
 const LAZY_DEPTH: usize = 2;
 
 impl<'a> Scope<'a> for Run<'a> {

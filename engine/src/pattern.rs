@@ -223,7 +223,8 @@ const AHEAD_LIMIT: usize = 256 << 10;
 /// DFA costs a few; compiling costs about as much as the sparse DFA
 /// searching this many bytes. Switching then never costs more than twice
 /// the better choice made knowing the future: one diagnosis searches a few
-/// short messages and compiles nothing, a stream compiles at once.
+/// short messages and compiles nothing, a stream compiles within its first
+/// bundles.
 const WARM_BYTES: u32 = 2048;
 
 impl Clone for Pattern {
