@@ -423,3 +423,41 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
         out.stderr
     );
 }
+
+#[test]
+fn json_nested_100k_deep_in_a_rule_test_is_an_error_not_a_crash() {
+    const RULES: &str = r#"input pod "The pod"
+fact phase: string "Phase" { from pod.status.phase }
+symptom pod-pending "Pending" {
+  when phase == "Pending"
+  check "Pending?" { if phase == "Pending" => pending.any }
+}
+cause pending.any "Any" { fix "F" { step "S" } }
+"#;
+    // Written inline, it is a rule error at its place.
+    let deep = r#"{"pod": "#.repeat(100_000) + "1" + &"}".repeat(100_000);
+    let inline = format!("{RULES}test \"deep\" {{\n  input {deep}\n  expect pod-pending\n}}\n");
+    let (dir, out) = check(&inline);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("E0002"), "{}", out.stderr);
+    assert!(out.stderr.contains("rules.kb:9:"), "{}", out.stderr);
+
+    // In a file it names, the test fails and says why.
+    write(
+        &dir,
+        "deep.json",
+        "[".repeat(100_000) + &"]".repeat(100_000),
+    );
+    write(
+        &dir,
+        "rules.kb",
+        format!("{RULES}test \"deep\" {{\n  input \"deep.json\"\n  expect pod-pending\n}}\n"),
+    );
+    let out = run([OsStr::new("test"), dir.path().as_os_str()]);
+    assert_eq!(out.code, 4, "{}\n{}", out.stdout, out.stderr);
+    let report = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        report.contains("`deep.json`: invalid JSON: recursion limit exceeded"),
+        "{report}"
+    );
+}
