@@ -876,6 +876,27 @@ fn why_not_serialises_the_stop_as_null_when_the_way_holds() {
     assert_eq!(json["evidence"][1]["result"], "true");
 }
 
+/// Runs `f` on a thread of 2 MiB, as test threads and rayon's workers
+/// have; `None` when it panicked.
+fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .ok()
+}
+
+/// The status of `pending.full` for a pending pod, evaluated on a small
+/// stack.
+fn pending_full_on_a_small_stack(compiled: KnowledgeBase) -> Option<Status> {
+    on_a_small_stack(move || {
+        let input = json!({"pod": {"status": {"phase": "Pending"}}});
+        status(&eval(&compiled, &input), "pending.full")
+    })
+    .flatten()
+}
+
 #[test]
 fn expressions_as_deep_as_the_parser_allows_work_on_a_small_stack() {
     // A thread of 2 MiB, as test threads and rayon's workers have, in a
@@ -899,18 +920,14 @@ cause pending.deep "Deep" {{ fix "F" {{ step "S" }} }}
 cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
 "#
     );
-    let diagnosed = std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(move || {
-            let compiled = kb(&rules);
-            let input = json!({"pod": {"status": {"phase": "Pending"}}});
-            let bytes = compiled.to_bytes().unwrap();
-            let loaded = KnowledgeBase::from_bytes(bytes, []).unwrap();
-            [compiled, loaded].map(|kb| status(&eval(&kb, &input), "pending.full"))
-        })
-        .unwrap()
-        .join();
-    assert_eq!(diagnosed.ok(), Some([Some(Status::Confirmed); 2]));
+    let diagnosed = on_a_small_stack(move || {
+        let compiled = kb(&rules);
+        let input = json!({"pod": {"status": {"phase": "Pending"}}});
+        let bytes = compiled.to_bytes().unwrap();
+        let loaded = KnowledgeBase::from_bytes(bytes, []).unwrap();
+        [compiled, loaded].map(|kb| status(&eval(&kb, &input), "pending.full"))
+    });
+    assert_eq!(diagnosed, Some([Some(Status::Confirmed); 2]));
 }
 
 #[test]
@@ -930,16 +947,10 @@ symptom pod-pending "Pending" {{
 cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
 "#
     );
-    let compiled = kb(&rules);
-    let diagnosed = std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(move || {
-            let input = json!({"pod": {"status": {"phase": "Pending"}}});
-            status(&eval(&compiled, &input), "pending.full")
-        })
-        .unwrap()
-        .join();
-    assert_eq!(diagnosed.ok(), Some(Some(Status::Confirmed)));
+    assert_eq!(
+        pending_full_on_a_small_stack(kb(&rules)),
+        Some(Status::Confirmed)
+    );
 }
 
 #[test]
@@ -963,16 +974,10 @@ symptom pod-pending "Pending" {{
 cause pending.full "Full" {{ fix "F" {{ step "S" }} }}
 "#
     );
-    let compiled = kb(&rules);
-    let diagnosed = std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(move || {
-            let input = json!({"pod": {"status": {"phase": "Pending"}}});
-            status(&eval(&compiled, &input), "pending.full")
-        })
-        .unwrap()
-        .join();
-    assert_eq!(diagnosed.ok(), Some(Some(Status::Confirmed)));
+    assert_eq!(
+        pending_full_on_a_small_stack(kb(&rules)),
+        Some(Status::Confirmed)
+    );
 }
 
 mod compiled_form {

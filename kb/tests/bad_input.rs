@@ -21,7 +21,7 @@ use tempfile::TempDir;
 
 mod common;
 
-use common::{Run, line_col, run, write};
+use common::{Run, assert_contains, line_col, run, write};
 
 /// `kb check DIR` of one rule file.
 fn check(rules: impl AsRef<[u8]>) -> (TempDir, Run) {
@@ -31,16 +31,22 @@ fn check(rules: impl AsRef<[u8]>) -> (TempDir, Run) {
     (dir, out)
 }
 
+/// `kb --kb DIR ARGS`.
+fn with_kb(kb: &Path, args: &[&OsStr]) -> Run {
+    run([OsStr::new("--kb"), kb.as_os_str()].iter().chain(args))
+}
+
 /// `kb --kb DIR eval INPUT --format json`, parsed.
 fn eval_json(kb: &Path, input: &Path) -> (Run, Value) {
-    let out = run([
-        OsStr::new("--kb"),
-        kb.as_os_str(),
-        OsStr::new("eval"),
-        input.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = with_kb(
+        kb,
+        &[
+            "eval".as_ref(),
+            input.as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+    );
     let value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
     (out, value)
@@ -97,25 +103,16 @@ fn facts_and_checks_that_lead_in_a_loop_are_errors_with_their_location() {
         let text = format!("{PHASE}{rules}");
         let (dir, out) = check(&text);
         assert_eq!(out.code, 3, "{message}: {}", out.stderr);
-        assert!(out.stderr.contains("E0201"), "{}", out.stderr);
-        assert!(out.stderr.contains(message), "{}", out.stderr);
+        assert_contains(&out.stderr, "E0201");
+        assert_contains(&out.stderr, message);
         let (line, column) = line_col(&text, at);
-        assert!(
-            out.stderr.contains(&format!("rules.kb:{line}:{column}")),
-            "{}",
-            out.stderr
-        );
+        assert_contains(&out.stderr, &format!("rules.kb:{line}:{column}"));
         // Evaluating with it says the same and writes no diagnosis.
         let input = write(&dir, "pod.json", pod("web", "default").to_string());
-        let eval = run([
-            OsStr::new("--kb"),
-            dir.path().as_os_str(),
-            OsStr::new("eval"),
-            input.as_os_str(),
-        ]);
+        let eval = with_kb(dir.path(), &["eval".as_ref(), input.as_ref()]);
         assert_eq!(eval.code, 3, "{}", eval.stderr);
         assert!(eval.stdout.is_empty(), "{}", eval.stdout);
-        assert!(eval.stderr.contains(message), "{}", eval.stderr);
+        assert_contains(&eval.stderr, message);
     }
 }
 
@@ -128,17 +125,9 @@ fn rules_nested_ten_thousand_deep_are_errors_not_crashes() {
             "input pod \"P\"\nfact a: bool \"A\" {{ from {condition} }}\n"
         ));
         assert_eq!(out.code, 3, "{}", out.stderr);
-        assert!(out.stderr.contains("E0002"), "{}", out.stderr);
-        assert!(
-            out.stderr.contains("nested more than 64 deep"),
-            "{}",
-            out.stderr
-        );
-        assert!(
-            out.stderr.contains("the knowledge base has 1 error"),
-            "{}",
-            out.stderr
-        );
+        assert_contains(&out.stderr, "E0002");
+        assert_contains(&out.stderr, "nested more than 64 deep");
+        assert_contains(&out.stderr, "the knowledge base has 1 error");
     }
 }
 
@@ -146,21 +135,19 @@ fn rules_nested_ten_thousand_deep_are_errors_not_crashes() {
 fn rule_files_that_are_empty_or_not_utf8() {
     let (_dir, out) = check("");
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("0 symptoms"), "{}", out.stdout);
+    assert_contains(&out.stdout, "0 symptoms");
 
     let latin1 = b"input pod \"P\"\nfact a: string \"caf\xe9\" { from pod.a }\n";
     let (dir, out) = check(latin1);
     assert_eq!(out.code, 3, "{}", out.stderr);
-    assert!(
-        out.stderr
-            .contains("rules.kb` is not UTF-8 text: an invalid byte at line 2, column 20"),
-        "{}",
-        out.stderr
+    assert_contains(
+        &out.stderr,
+        "rules.kb` is not UTF-8 text: an invalid byte at line 2, column 20",
     );
     // `kb fmt` refuses it the same way, and leaves it as it was.
     let fmt = run([OsStr::new("fmt"), dir.path().as_os_str()]);
     assert_eq!(fmt.code, 2, "{}", fmt.stderr);
-    assert!(fmt.stderr.contains("not UTF-8"), "{}", fmt.stderr);
+    assert_contains(&fmt.stderr, "not UTF-8");
     assert_eq!(fs::read(dir.path().join("rules.kb")).unwrap(), latin1);
 }
 
@@ -190,13 +177,10 @@ cause disk.full "{title}" {{ fix "F" {{ step "S" }} }}
         title.len()
     );
     let site = dir.path().join("site");
-    let docs = run([
-        OsStr::new("--kb"),
-        dir.path().as_os_str(),
-        OsStr::new("docs"),
-        OsStr::new("--out"),
-        site.as_os_str(),
-    ]);
+    let docs = with_kb(
+        dir.path(),
+        &["docs".as_ref(), "--out".as_ref(), site.as_ref()],
+    );
     assert_eq!(docs.code, 0, "{}", docs.stderr);
     let page = fs::read_to_string(site.join("en/causes/disk.full.md")).unwrap();
     assert!(page.contains(&title), "the title is on its page");
@@ -274,29 +258,18 @@ cause odd.named "Named {{ 7*7 }}" {
         cause["fixes"][0]["steps"][0]["command"],
         "kubectl get pod 'x{{ 7*7 }}' -n '{% raw %}'"
     );
-    let text = run([
-        OsStr::new("--kb"),
-        dir.path().as_os_str(),
-        OsStr::new("eval"),
-        input.as_os_str(),
-    ]);
+    let text = with_kb(dir.path(), &["eval".as_ref(), input.as_ref()]);
     assert_eq!(text.code, 0, "{}", text.stderr);
-    assert!(text.stdout.contains("Named {{ 7*7 }}"), "{}", text.stdout);
+    assert_contains(&text.stdout, "Named {{ 7*7 }}");
     assert!(!text.stdout.contains("49"), "{}", text.stdout);
 
     for html in [false, true] {
         let site = dir.path().join(if html { "html" } else { "md" });
-        let mut args = vec![
-            OsStr::new("--kb"),
-            dir.path().as_os_str(),
-            OsStr::new("docs"),
-            OsStr::new("--out"),
-            site.as_os_str(),
-        ];
+        let mut args = vec!["docs".as_ref(), "--out".as_ref(), site.as_os_str()];
         if html {
-            args.push(OsStr::new("--html"));
+            args.push("--html".as_ref());
         }
-        let docs = run(args);
+        let docs = with_kb(dir.path(), &args);
         assert_eq!(docs.code, 0, "{}", docs.stderr);
         let name = if html {
             "en/causes/odd.named.html"
@@ -304,9 +277,9 @@ cause odd.named "Named {{ 7*7 }}" {
             "en/causes/odd.named.md"
         };
         let page = fs::read_to_string(site.join(name)).unwrap();
-        assert!(page.contains("{{ name }}"), "{page}");
-        assert!(page.contains("{# a comment #}"), "{page}");
-        assert!(page.contains("{% raw %}"), "{page}");
+        assert_contains(&page, "{{ name }}");
+        assert_contains(&page, "{# a comment #}");
+        assert_contains(&page, "{% raw %}");
         assert!(!page.contains("49"), "{page}");
     }
 }
@@ -324,25 +297,14 @@ cause pending.one "One" { fix "F" { step "S" } }
     let (dir, out) = check(rules);
     assert_eq!(out.code, 3, "{}", out.stderr);
     let (line, column) = line_col(rules, "../../etc/x");
-    assert!(
-        out.stderr.contains(&format!("rules.kb:{line}:{column}")),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("expected an id, found `..`"),
-        "{}",
-        out.stderr
-    );
+    assert_contains(&out.stderr, &format!("rules.kb:{line}:{column}"));
+    assert_contains(&out.stderr, "expected an id, found `..`");
 
     let site = dir.path().join("deep/er/site");
-    let docs = run([
-        OsStr::new("--kb"),
-        dir.path().as_os_str(),
-        OsStr::new("docs"),
-        OsStr::new("--out"),
-        site.as_os_str(),
-    ]);
+    let docs = with_kb(
+        dir.path(),
+        &["docs".as_ref(), "--out".as_ref(), site.as_ref()],
+    );
     assert_eq!(docs.code, 3, "{}", docs.stderr);
     assert!(!dir.path().join("deep").exists());
     assert!(!dir.path().join("etc").exists());
@@ -355,7 +317,7 @@ cause pending.one "One" { fix "F" { step "S" } }
         let out = common::run_stdin(args, pod("web", "default").to_string());
         assert_eq!(out.code, 2, "{}", out.stderr);
         assert!(out.stdout.is_empty(), "{}", out.stdout);
-        assert!(out.stderr.contains("`../../etc/x`"), "{}", out.stderr);
+        assert_contains(&out.stderr, "`../../etc/x`");
     }
 }
 
@@ -374,12 +336,7 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
     let out = run([OsStr::new("eval"), path.as_os_str()]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
-    assert!(
-        out.stderr
-            .contains("huge.json: a document larger than 64 MiB"),
-        "{}",
-        out.stderr
-    );
+    assert_contains(&out.stderr, "huge.json: a document larger than 64 MiB");
 
     // In NDJSON, a long line is refused in place, the second line (read
     // to tell a stream from a document) as any other; the lines around
@@ -412,16 +369,8 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
             assert_eq!(line["error"], "a line longer than 64 MiB", "{line}");
         }
     }
-    assert!(
-        out.stderr.contains("stream.ndjson:2: a line longer"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("stream.ndjson:4: a line longer"),
-        "{}",
-        out.stderr
-    );
+    assert_contains(&out.stderr, "stream.ndjson:2: a line longer");
+    assert_contains(&out.stderr, "stream.ndjson:4: a line longer");
 }
 
 #[test]
@@ -439,8 +388,8 @@ cause pending.any "Any" { fix "F" { step "S" } }
     let inline = format!("{RULES}test \"deep\" {{\n  input {deep}\n  expect pod-pending\n}}\n");
     let (dir, out) = check(&inline);
     assert_eq!(out.code, 3, "{}", out.stderr);
-    assert!(out.stderr.contains("E0002"), "{}", out.stderr);
-    assert!(out.stderr.contains("rules.kb:9:"), "{}", out.stderr);
+    assert_contains(&out.stderr, "E0002");
+    assert_contains(&out.stderr, "rules.kb:9:");
 
     // In a file it names, the test fails and says why.
     write(
@@ -456,8 +405,8 @@ cause pending.any "Any" { fix "F" { step "S" } }
     let out = run([OsStr::new("test"), dir.path().as_os_str()]);
     assert_eq!(out.code, 4, "{}\n{}", out.stdout, out.stderr);
     let report = format!("{}{}", out.stdout, out.stderr);
-    assert!(
-        report.contains("`deep.json`: invalid JSON: recursion limit exceeded"),
-        "{report}"
+    assert_contains(
+        &report,
+        "`deep.json`: invalid JSON: recursion limit exceeded",
     );
 }

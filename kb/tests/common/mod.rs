@@ -90,6 +90,12 @@ pub fn write(dir: impl AsRef<Path>, name: &str, contents: impl AsRef<[u8]>) -> P
     path
 }
 
+/// Fails, showing `text`, unless it contains `fragment`.
+#[track_caller]
+pub fn assert_contains(text: &str, fragment: &str) {
+    assert!(text.contains(fragment), "`{fragment}` not in:\n{text}");
+}
+
 /// The 1-based line and column (in characters, as kb reports them) where
 /// `needle` starts in `text`.
 pub fn line_col(text: &str, needle: &str) -> (usize, usize) {
