@@ -332,7 +332,7 @@ impl Loaded {
                 "`{path}` is not part of the bundled knowledge base"
             ));
         }
-        std::fs::read_to_string(&joined).map_err(|e| format!("cannot read `{joined}`: {e}"))
+        crate::read::text_file(Path::new(&joined))
     }
 }
 
