@@ -92,7 +92,60 @@ impl Needs {
         }
     }
 
-    /// Parses one JSON document keeping what these needs name, with
+    /// Compiles these needs for parsing documents.
+    pub fn pruner(&self) -> Pruner {
+        let mut fields: Vec<(Box<str>, Pruner)> = self
+            .fields
+            .iter()
+            .map(|(name, needs)| (name.as_str().into(), needs.pruner()))
+            .collect();
+        fields.sort_by_key(|(name, _)| name.len());
+        Pruner {
+            whole: self.whole,
+            filter: fields
+                .iter()
+                .fold(0, |filter, (name, _)| filter | class(name)),
+            fields: fields.into(),
+        }
+    }
+
+    /// Parses one JSON document keeping what these needs name; see
+    /// [`Pruner::parse`], which parses many without compiling them again.
+    pub fn parse(&self, text: &[u8]) -> serde_json::Result<Json> {
+        self.pruner().parse(text)
+    }
+}
+
+/// [`Needs`] compiled for parsing: a document's keys are mostly names no
+/// rule reads, and a filter on their length and first and last bytes passes
+/// over most of them without comparing strings.
+#[derive(Debug, Clone)]
+pub struct Pruner {
+    whole: bool,
+    /// The union of the fields' [`class`]es.
+    filter: u128,
+    /// Sorted by length, so that only names as long as a key are compared with it.
+    fields: Box<[(Box<str>, Pruner)]>,
+}
+
+/// One bit of 128 standing for a name's length, first and last bytes.
+fn class(name: &str) -> u128 {
+    let bytes = name.as_bytes();
+    let (first, last) = match bytes {
+        [] => (0, 0),
+        [first, .., last] => (*first, *last),
+        [only] => (*only, *only),
+    };
+    let mixed = bytes
+        .len()
+        .wrapping_mul(37)
+        .wrapping_add(usize::from(first).wrapping_mul(11))
+        .wrapping_add(usize::from(last));
+    1 << (mixed % 128)
+}
+
+impl Pruner {
+    /// Parses one JSON document keeping what the needs name, with
     /// serde_json's errors and nesting limit.
     pub fn parse(&self, text: &[u8]) -> serde_json::Result<Json> {
         // Checking UTF-8 once for the whole text is much faster than string
@@ -111,18 +164,31 @@ impl Needs {
         deserializer.end()?;
         Ok(value)
     }
+
+    /// What is needed of a field, if anything.
+    fn field(&self, name: &str) -> Option<&Pruner> {
+        if self.filter & class(name) == 0 {
+            return None;
+        }
+        let start = self
+            .fields
+            .partition_point(|(field, _)| field.len() < name.len());
+        self.fields
+            .get(start..)?
+            .iter()
+            .take_while(|(field, _)| field.len() == name.len())
+            .find(|(field, _)| **field == *name)
+            .map(|(_, needs)| needs)
+    }
 }
 
 /// Deserializes a JSON value keeping only what the needs name.
-struct Prune<'n>(&'n Needs);
+struct Prune<'n>(&'n Pruner);
 
 impl<'de> DeserializeSeed<'de> for Prune<'_> {
     type Value = Json;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Json, D::Error> {
-        if self.0.whole {
-            return serde::Deserialize::deserialize(deserializer);
-        }
         deserializer.deserialize_any(self)
     }
 }
@@ -175,21 +241,32 @@ impl<'de> Visitor<'de> for Prune<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let mut kept = Map::new();
+        let mut kept = Vec::with_capacity(if self.0.whole {
+            8
+        } else {
+            self.0.fields.len().min(8)
+        });
         // Keys are borrowed from the text: most are skipped, and only those
         // kept are worth allocating.
         while let Some(BorrowedStr(key)) = map.next_key()? {
-            match self.0.fields.get(key.as_ref()) {
+            let needs = if self.0.whole {
+                Some(self.0)
+            } else {
+                self.0.field(&key)
+            };
+            match needs {
                 Some(needs) => {
                     let value = map.next_value_seed(Prune(needs))?;
-                    kept.insert(key.into_owned(), value);
+                    kept.push((key.into_owned(), value));
                 }
                 None => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(Json::Object(kept))
+        // Built from all its entries at once, a map sorts them and fills
+        // its nodes in order, rather than searching for each one's place.
+        Ok(Json::Object(kept.into_iter().collect::<Map<_, _>>()))
     }
 }
 
@@ -226,6 +303,31 @@ mod tests {
         assert_eq!(
             Needs::everything().parse(text).unwrap(),
             serde_json::from_slice::<serde_json::Value>(text).unwrap()
+        );
+        let repeated =
+            br#"{"pod": {"status": {"phase": "Running", "phase": "Pending"}}, "events": [],
+            "events": [{"message": "later", "message": "last"}]}"#;
+        assert_eq!(
+            needs.parse(repeated).unwrap(),
+            json!({"pod": {"status": {"phase": "Pending"}}, "events": [{"message": "last"}]}),
+            "a repeated key keeps its last value, as serde_json does"
+        );
+        assert_eq!(
+            Needs::everything().parse(repeated).unwrap(),
+            serde_json::from_slice::<serde_json::Value>(repeated).unwrap()
+        );
+    }
+
+    #[test]
+    fn names_of_one_length_are_told_apart() {
+        let mut needs = Needs::default();
+        for name in ["ab", "ba", "abc", "", "é"] {
+            needs.add_whole(&[name]);
+        }
+        let text = r#"{"ab": 1, "ba": 2, "bb": 3, "aa": 4, "abc": 5, "acb": 6, "": 7, "a": 8, "é": 9, "è": 10}"#;
+        assert_eq!(
+            needs.parse(text.as_bytes()).unwrap(),
+            json!({"ab": 1, "ba": 2, "abc": 5, "": 7, "é": 9})
         );
     }
 

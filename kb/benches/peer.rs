@@ -189,9 +189,9 @@ fn parse_skip(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn parse_pruned(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
-    let needs = kb::adapter::needs(&loaded.kb);
+    let pruner = kb::adapter::needs(&loaded.kb).pruner();
     each_bundle(bencher, |l| {
-        usize::from(needs.parse(l.as_bytes()).unwrap().is_object())
+        usize::from(pruner.parse(l.as_bytes()).unwrap().is_object())
     });
 }
 
@@ -211,9 +211,9 @@ fn kb_end_to_end(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
-    let needs = kb::adapter::needs(&loaded.kb);
+    let pruner = kb::adapter::needs(&loaded.kb).pruner();
     each_bundle(bencher, |l| {
-        kb_diagnose(&loaded, needs.parse(l.as_bytes()).unwrap())
+        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
             .causes
             .len()
     });

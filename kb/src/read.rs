@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use kb_engine::needs::Needs;
+use kb_engine::needs::{Needs, Pruner};
 use serde_json::Value as Json;
 
 /// The largest single document (a file, or a line of NDJSON).
@@ -167,9 +167,9 @@ fn position(name: &str, line: usize, error: &serde_json::Error) -> String {
     }
 }
 
-/// Parses one line of NDJSON, keeping what `needs` names.
-pub fn parse_line(line: &[u8], needs: &Needs) -> Result<Json, String> {
-    needs.parse(line).map_err(|e| match e.column() {
+/// Parses one line of NDJSON, keeping what `pruner` needs.
+pub fn parse_line(line: &[u8], pruner: &Pruner) -> Result<Json, String> {
+    pruner.parse(line).map_err(|e| match e.column() {
         0 => format!("invalid JSON: {}", describe(&e)),
         column => format!("column {column}: invalid JSON: {}", describe(&e)),
     })
@@ -214,7 +214,7 @@ pub fn describe(error: &serde_json::Error) -> String {
 /// Reads every input whole (NDJSON lines included) and splits it into
 /// subjects: for commands that look at a few inputs, not a stream.
 pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject>, String> {
-    let everything = Needs::everything();
+    let everything = Needs::everything().pruner();
     let mut documents = Vec::new();
     for name in inputs {
         let shown = if name == "-" {

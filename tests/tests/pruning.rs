@@ -58,13 +58,13 @@ fn diagnose(loaded: &Loaded, document: Value) -> Vec<String> {
 #[test]
 fn a_pruned_document_is_diagnosed_like_a_whole_one() {
     let loaded = Loaded::bundled().map_err(|e| format!("{e:?}")).unwrap();
-    let needs = kb::adapter::needs(&loaded.kb);
+    let pruner = kb::adapter::needs(&loaded.kb).pruner();
     let documents = documents();
     assert!(documents.len() > 100, "{} documents", documents.len());
     let mut smaller = 0;
     for (name, text) in &documents {
         let whole: Value = serde_json::from_str(text).unwrap();
-        let pruned = needs.parse(text.as_bytes()).unwrap();
+        let pruned = pruner.parse(text.as_bytes()).unwrap();
         if pruned.to_string().len() < whole.to_string().len() {
             smaller += 1;
         }

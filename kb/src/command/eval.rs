@@ -11,7 +11,7 @@ use kb_engine::value::Truth;
 use kb_engine::{KnowledgeBase, Lang};
 use serde::Serialize;
 
-use kb_engine::needs::Needs;
+use kb_engine::needs::Pruner;
 use rayon::prelude::*;
 
 use crate::adapter::{self, Subject};
@@ -210,7 +210,7 @@ impl Run<'_> {
         let flush_each = io::stdout().is_terminal();
         // Worth working out for a stream only: it costs more than parsing
         // one whole document.
-        let needs = adapter::needs(self.context.kb);
+        let pruner = adapter::needs(self.context.kb).pruner();
         let (send, arrived) = mpsc::sync_channel(BATCH);
         // Not joined: when the output fails, the command ends without
         // waiting for more input.
@@ -240,7 +240,7 @@ impl Run<'_> {
             let context = &self.context;
             let results: Vec<(usize, Result<Rendered, String>)> = batch
                 .into_par_iter()
-                .map(|(line, raw)| (line, raw.and_then(|raw| context.line(&raw, line, &needs))))
+                .map(|(line, raw)| (line, raw.and_then(|raw| context.line(&raw, line, &pruner))))
                 .collect();
             for (line, result) in results {
                 match result {
@@ -272,8 +272,8 @@ impl Run<'_> {
 
 impl Context<'_> {
     /// One NDJSON line: parsed keeping what the rules read, diagnosed, written out.
-    fn line(&self, raw: &[u8], line: usize, needs: &Needs) -> Result<Rendered, String> {
-        let document = read::parse_line(raw, needs)?;
+    fn line(&self, raw: &[u8], line: usize, pruner: &Pruner) -> Result<Rendered, String> {
+        let document = read::parse_line(raw, pruner)?;
         let mut subjects = adapter::subjects(vec![document])?;
         let subject = match subjects.len() {
             1 => subjects.remove(0),
