@@ -197,8 +197,10 @@ impl miette::Diagnostic for Problem {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        let primary =
-            miette::LabeledSpan::new_primary_with_span(Some(self.label.clone()), self.loc.span());
+        let primary = miette::LabeledSpan::new_primary_with_span(
+            Some(self.label.clone()),
+            self.source.shown(self.loc.span()),
+        );
         Some(Box::new(std::iter::once(primary)))
     }
 
@@ -242,7 +244,8 @@ impl miette::Diagnostic for Note {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        let span = miette::LabeledSpan::new_primary_with_span(None, self.loc.span());
+        let span =
+            miette::LabeledSpan::new_primary_with_span(None, self.source.shown(self.loc.span()));
         Some(Box::new(std::iter::once(span)))
     }
 }

@@ -205,10 +205,91 @@ impl fmt::Debug for Loc {
     }
 }
 
+/// Lines longer than this, in bytes, are not shown whole in a snippet:
+/// miette prints every line it is given, and panics on a column past
+/// `u16::MAX`.
+const LONG_LINE: usize = 1000;
+
+/// How much of a long line is shown each side of a span, in bytes.
+const MARGIN: usize = 80;
+
 /// A source as miette reads it: named, and with columns counted in
 /// characters, as `kb check --format json` counts them.
 #[derive(Debug, Clone)]
 pub(crate) struct SourceText(pub Arc<Source>);
+
+impl SourceText {
+    /// Where a snippet of a span is cut out of a long line: `Some` when the
+    /// lines it would show (its own, with `before` and `after` lines around
+    /// them) include one longer than [`LONG_LINE`]. The window lies on the
+    /// span's first line, from [`MARGIN`] bytes before the span to as much
+    /// after its start (or its end, when shorter).
+    fn window(
+        &self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Option<(usize, usize)> {
+        let text = self.0.text.as_ref();
+        let lines = self.0.lines();
+        let (start, end) = (span.offset(), span.offset() + span.len());
+        if end > text.len() {
+            return None;
+        }
+        let line = lines.index(start);
+        let line_start = |i: usize| lines.starts.get(i).copied();
+        // Where a line's text ends, before its `\n` or `\r\n`.
+        let line_end = |i: usize| {
+            line_start(i + 1).map_or(text.len(), |next| {
+                next - 1 - usize::from(next >= 2 && text.as_bytes().get(next - 2) == Some(&b'\r'))
+            })
+        };
+        let first = line.saturating_sub(before);
+        let last = (lines.index(end) + after).min(lines.starts.len() - 1);
+        let long = (first..=last).any(|i| line_end(i) - line_start(i).unwrap_or(0) > LONG_LINE);
+        if !long {
+            return None;
+        }
+        let (own_start, own_end) = (line_start(line).unwrap_or(0), line_end(line));
+        let from = floor_char_boundary(text, start.saturating_sub(MARGIN).max(own_start));
+        let to = start + span.len().min(MARGIN) + MARGIN;
+        Some((from, ceil_char_boundary(text, to.min(own_end).max(start))))
+    }
+
+    /// A span cut to end within its [`Self::window`], if it has one: a label
+    /// drawn under a window of a line must not reach past it.
+    pub(crate) fn shown(&self, span: miette::SourceSpan) -> miette::SourceSpan {
+        match self.window(&span, 1, 1) {
+            Some((_, to)) => (
+                span.offset(),
+                (span.offset() + span.len()).min(to) - span.offset(),
+            )
+                .into(),
+            None => span,
+        }
+    }
+}
+
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
+fn ceil_char_boundary(text: &str, at: usize) -> usize {
+    (at.min(text.len())..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len())
+}
+
+/// The lone `\r`s in `text[from..to]`: line breaks to miette, not to [`Lines`].
+fn lone_returns(text: &str, from: usize, to: usize) -> usize {
+    let bytes = text.as_bytes();
+    (from..to)
+        .filter(|&i| bytes.get(i) == Some(&b'\r') && bytes.get(i + 1) != Some(&b'\n'))
+        .count()
+}
 
 impl miette::SourceCode for SourceText {
     fn read_span<'a>(
@@ -218,6 +299,29 @@ impl miette::SourceCode for SourceText {
         context_lines_after: usize,
     ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
         let text: &'a str = &self.0.text;
+        if let Some((from, to)) = self.window(span, context_lines_before, context_lines_after) {
+            // As miette does, a snippet without lines before starts at the span.
+            let from = if context_lines_before == 0 {
+                span.offset()
+            } else {
+                from
+            };
+            let lines = self.0.lines();
+            let index = lines.index(from);
+            let line_start = lines.starts.get(index).copied().unwrap_or(0);
+            let line = lines.breaks.get(index).copied().unwrap_or(0)
+                + lone_returns(text, line_start, from);
+            let data = text.get(from..to).unwrap_or_default();
+            let (_, column) = self.0.line_col(from);
+            return Ok(Box::new(miette::MietteSpanContents::new_named(
+                self.0.name.clone(),
+                data.as_bytes(),
+                (from, data.len()).into(),
+                line,
+                column - 1,
+                line + lone_returns(text, from, to),
+            )));
+        }
         // miette reads from the start of the text up to the span: read from
         // a line start enough lines before it instead, which gives the same
         // snippet, and shift what it says back to the whole text.

@@ -187,6 +187,44 @@ cause disk.full "{title}" {{ fix "F" {{ step "S" }} }}
 }
 
 #[test]
+fn an_error_on_an_enormous_line_is_shown_in_a_window_of_it() {
+    // One line of a megabyte, in ASCII and in Chinese, with `\n` and `\r\n`
+    // line ends, and a mistake far along it or on the short line after it.
+    let cases = [
+        (
+            format!("symptom x \"{}\" {{ oops }}\n", "a".repeat(1_000_000)),
+            "1:1000016",
+        ),
+        (
+            format!("symptom x \"{}\" {{ oops }}\n", "磁盘".repeat(100_000)),
+            "1:200016",
+        ),
+        (
+            format!(
+                "symptom x \"{}\" {{\r\n  oops }}\r\n",
+                "a".repeat(1_000_000)
+            ),
+            "2:3",
+        ),
+    ];
+    for (rules, position) in cases {
+        let (_dir, out) = check(&rules);
+        assert_eq!(out.code, 3, "{}", out.stderr);
+        assert_contains(&out.stderr, &format!("rules.kb:{position}]"));
+        assert_contains(
+            &out.stderr,
+            "expected `check`, `explain` or `when`, found `oops`",
+        );
+        assert_contains(&out.stderr, "the knowledge base has 1 error");
+        assert!(
+            out.stderr.len() < 2_000,
+            "a snippet, not the whole line: {} bytes",
+            out.stderr.len()
+        );
+    }
+}
+
+#[test]
 fn a_regex_that_would_explode_a_backtracking_engine_answers() {
     let dir = TempDir::new().unwrap();
     write(

@@ -3,7 +3,8 @@
 use miette::SourceCode;
 use proptest::prelude::*;
 
-use super::{Source, SourceText};
+use super::{Loc, MARGIN, Source, SourceText};
+use crate::problem::{Code, Problem};
 
 /// Text with `\n`, `\r\n`, lone `\r` and multi-byte characters, and a span
 /// on character boundaries.
@@ -50,6 +51,53 @@ proptest! {
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = before[line_start..].chars().count() + 1;
         prop_assert_eq!(Source::new("f.kb", text.clone()).line_col(offset), (line, column));
+    }
+}
+
+/// Text with lines far longer than a snippet shows, and a span in it.
+fn long_lines_and_span() -> impl Strategy<Value = (String, usize, usize)> {
+    prop::collection::vec(
+        prop::sample::select(vec!["a", " ", "\n", "\r\n", "\r", "中", "\t"]),
+        0..40,
+    )
+    .prop_flat_map(|pieces| {
+        let long = ["x".repeat(70_000), "磁".repeat(500)];
+        let text: String = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, piece)| match i % 7 {
+                3 => long[0].as_str(),
+                5 => long[1].as_str(),
+                _ => piece,
+            })
+            .collect();
+        let boundaries: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        let n = boundaries.len();
+        (Just(text), Just(boundaries), 0..n, 0..n)
+    })
+    .prop_map(|(text, boundaries, a, b)| {
+        let (start, end) = (boundaries[a.min(b)], boundaries[a.max(b)]);
+        (text, start, end - start)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn problems_on_long_lines_render_a_window_of_them((text, start, len) in long_lines_and_span()) {
+        let src = Source::new("f.kb", text.clone());
+        let loc = Loc { src, start, end: start + len };
+        let problem = Problem::error(Code::ALL[0], &loc, "a problem").with_label("this");
+        let mut out = String::new();
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .render_report(&mut out, &problem)
+            .unwrap();
+        let widest = out.lines().map(|line| line.chars().count()).max().unwrap_or(0);
+        prop_assert!(widest < 6 * MARGIN, "a line of {widest} characters:\n{out}");
+        prop_assert!(out.contains("[f.kb:"), "{out}");
     }
 }
 
