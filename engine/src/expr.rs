@@ -107,6 +107,15 @@ impl CExpr {
     }
 }
 
+impl CExpr {
+    /// Whether it reads the element of a filter or predicate (`.`).
+    fn reads_element(&self) -> bool {
+        let mut reads = matches!(self, Self::Element);
+        self.each_child(|child| reads = reads || child.reads_element());
+        reads
+    }
+}
+
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) enum Cmp {
@@ -153,6 +162,17 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                     (Some(items), Some(i)) => nth(items, i),
                     _ if of.is_unknown() || index.is_unknown() => Value::Unknown,
                     _ => Value::Absent,
+                }
+            }
+            // `[a, b][p]` is the idiom for "a and b when p": when `p` is not
+            // about the element, it is tested first, and the list is made
+            // only when it holds.
+            CExpr::Filter(of, predicate)
+                if matches!(**of, CExpr::List(_)) && !predicate.reads_element() =>
+            {
+                match self.eval(predicate).truth() {
+                    Truth::True => self.eval(of),
+                    Truth::False | Truth::Unknown => Value::List(Rc::new([])),
                 }
             }
             CExpr::Filter(of, predicate) => {

@@ -288,6 +288,48 @@ cause c.not_in "not in" { fix "f" { step "s" } }
 }
 
 #[test]
+fn a_list_filtered_by_a_condition_on_something_else_is_made_only_when_it_holds() {
+    // `[x][p]`, "x when p": `restarts` is read only when `p` holds, so its
+    // wrong type is warned about only then; an unknown `p` keeps nothing.
+    let kb = kb(r#"
+fact when_pending: number "Restarts when pending" { from first([restarts][phase == "Pending"]) }
+fact kept: number "Kept" { from len([restarts, 1][phase == "Pending"]) }
+symptom s "S" {
+  when true
+  check "Pending?" {
+    if when_pending == 7 and kept == 2 => c.pending
+    if not exists(when_pending) and kept == 0 => c.not_pending
+  }
+}
+cause c.pending "pending" { fix "f" { step "s" } }
+cause c.not_pending "not pending" { fix "f" { step "s" } }
+"#);
+    let with = |phase: Json, restarts: Json| {
+        eval(
+            &kb,
+            &json!({"pod": {"status": {"phase": phase, "containerStatuses": [{"restartCount": restarts}]}}}),
+        )
+    };
+    let pending = with(json!("Pending"), json!(7));
+    assert_eq!(status(&pending, "c.pending"), Some(Status::Confirmed));
+    let running = with(json!("Running"), json!("seven"));
+    assert_eq!(status(&running, "c.not_pending"), Some(Status::Confirmed));
+    assert!(running.warnings.is_empty(), "{:?}", running.warnings);
+    let wrong = with(json!("Pending"), json!("seven"));
+    assert!(
+        wrong
+            .warnings
+            .iter()
+            .any(|w| w.contains("`restarts` should be number")),
+        "{:?}",
+        wrong.warnings
+    );
+    // As a filter keeps only what holds.
+    let unknown = eval(&kb, &json!({"events": []}));
+    assert_eq!(status(&unknown, "c.not_pending"), Some(Status::Confirmed));
+}
+
+#[test]
 fn given_facts_override_derived_ones_and_wrong_types_are_unknown() {
     let kb = kb(PENDING);
     let d = eval(
