@@ -105,9 +105,7 @@ impl CExpr {
             }
         }
     }
-}
 
-impl CExpr {
     /// Whether it reads the element of a filter or predicate (`.`).
     fn reads_element(&self) -> bool {
         let mut reads = matches!(self, Self::Element);
