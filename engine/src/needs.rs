@@ -102,6 +102,7 @@ impl Needs {
         fields.sort_by_key(|(name, _)| name.len());
         Pruner {
             whole: self.whole,
+            every_key: false,
             filter: fields
                 .iter()
                 .fold(0, |filter, (name, _)| filter | class(name)),
@@ -122,6 +123,9 @@ impl Needs {
 #[derive(Debug, Clone)]
 pub struct Pruner {
     whole: bool,
+    /// Whether an object here keeps the keys no rule reads, with `null` for
+    /// their values.
+    every_key: bool,
     /// The union of the fields' [`class`]es.
     filter: u128,
     /// Sorted by length, so that only names as long as a key are compared with it.
@@ -145,6 +149,17 @@ fn class(name: &str) -> u128 {
 }
 
 impl Pruner {
+    /// Keeps every key of the top-level object, those no rule reads with
+    /// `null` for their values: a key the knowledge base does not know is
+    /// reported when the document is bound, and must not vanish unseen.
+    #[must_use]
+    pub fn keeping_every_key(self) -> Self {
+        Self {
+            every_key: true,
+            ..self
+        }
+    }
+
     /// Parses one JSON document keeping what the needs name, with
     /// serde_json's errors and nesting limit.
     pub fn parse(&self, text: &[u8]) -> serde_json::Result<Json> {
@@ -261,6 +276,9 @@ impl<'de> Visitor<'de> for Prune<'_> {
                 }
                 None => {
                     map.next_value::<IgnoredAny>()?;
+                    if self.0.every_key {
+                        kept.push((key.into_owned(), Json::Null));
+                    }
                 }
             }
         }
@@ -315,6 +333,18 @@ mod tests {
         assert_eq!(
             Needs::everything().parse(repeated).unwrap(),
             serde_json::from_slice::<serde_json::Value>(repeated).unwrap()
+        );
+    }
+
+    #[test]
+    fn every_top_level_key_can_be_kept_without_its_value() {
+        let mut needs = Needs::default();
+        needs.add_whole(&["pod", "status", "phase"]);
+        let pruner = needs.pruner().keeping_every_key();
+        let text = br#"{"pod": {"status": {"phase": "Pending", "qosClass": "Burstable"}, "spec": {}}, "evnets": [{"reason": "x"}]}"#;
+        assert_eq!(
+            pruner.parse(text).unwrap(),
+            json!({"pod": {"status": {"phase": "Pending"}}, "evnets": null})
         );
     }
 

@@ -189,7 +189,7 @@ fn parse_skip(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn parse_pruned(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
-    let pruner = kb::adapter::needs(&loaded.kb).pruner();
+    let pruner = kb::adapter::pruner(&loaded.kb);
     each_bundle(bencher, |l| {
         usize::from(pruner.parse(l.as_bytes()).unwrap().is_object())
     });
@@ -211,7 +211,7 @@ fn kb_end_to_end(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
-    let pruner = kb::adapter::needs(&loaded.kb).pruner();
+    let pruner = kb::adapter::pruner(&loaded.kb);
     each_bundle(bencher, |l| {
         kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
             .causes

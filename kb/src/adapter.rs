@@ -7,7 +7,7 @@
 //! naming what was found; nothing given is dropped silently.
 
 use kb_engine::KnowledgeBase;
-use kb_engine::needs::Needs;
+use kb_engine::needs::{Needs, Pruner};
 use serde_json::{Map, Value as Json};
 
 /// The fields the adapter reads to tell objects apart, match events to
@@ -29,10 +29,17 @@ const ADAPTER_READS: &[&[&str]] = &[
     &["firstTimestamp"],
 ];
 
+/// What kb reads of a document in any of the shapes it accepts, compiled
+/// for parsing: a document parsed with it is diagnosed the same as a whole
+/// one, warnings about the keys it does not know included.
+pub fn pruner(kb: &KnowledgeBase) -> Pruner {
+    needs(kb).pruner().keeping_every_key()
+}
+
 /// What kb reads of a document in any of the shapes it accepts: what the
-/// rules read of each input, and what the adapter reads of every object.
-/// A document parsed keeping only this is diagnosed the same as a whole one.
-pub fn needs(kb: &KnowledgeBase) -> Needs {
+/// rules read of each input, under its own name and, for Kubernetes objects,
+/// under the bundle's keys; and what the adapter reads of every object.
+fn needs(kb: &KnowledgeBase) -> Needs {
     let mut object = Needs::default();
     for path in ADAPTER_READS {
         object.add_whole(path);
@@ -47,6 +54,11 @@ pub fn needs(kb: &KnowledgeBase) -> Needs {
     let mut root = object.clone();
     for key in BUNDLE_KEYS {
         root.field(key).merge(&object);
+    }
+    for input in &kb.inputs {
+        if let Some(needs) = kb.needs_of(&input.name) {
+            root.field(&input.name).merge(needs);
+        }
     }
     root.add_whole(&["facts"]);
     for fact in &kb.facts {

@@ -840,6 +840,77 @@ fn ndjson_gives_one_result_per_line_in_order_and_reports_a_bad_line_in_place() {
 }
 
 #[test]
+fn each_line_of_a_stream_is_diagnosed_as_it_would_be_alone() {
+    // A stream parses each line keeping only what the rules read: a key they
+    // do not know is still reported (a misspelt `events`), and an input of a
+    // knowledge base of one's own is read under its own name.
+    let dir = TempDir::new().unwrap();
+    let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
+    let events = bundle["events"].take();
+    bundle["evnets"] = events;
+    let bundles = [
+        compact(&bundle),
+        ndjson_line(&example("crash-loop-oomkilled.json")),
+    ];
+    let rules = write(
+        &dir,
+        "own/rules.kb",
+        r#"input app "The app"
+fact state: string "State" { from app.status.state }
+symptom broken "Broken" {
+  when state == "broken"
+  check "Why?" { if state == "broken" => app.broken }
+}
+cause app.broken "Broken" { fix "Mend it" { step "Mend it" } }
+"#,
+    );
+    let own = rules.parent().unwrap();
+    let apps = [
+        r#"{"app": {"status": {"state": "broken"}, "name": "a"}}"#,
+        r#"{"app": {"status": {"state": "fine"}}, "aap": 1}"#,
+    ];
+    for (kb_dir, lines) in [(None, &bundles), (Some(own), &apps.map(String::from))] {
+        let with_kb = |args: &[&OsStr]| match kb_dir {
+            Some(kb_dir) => run([OsStr::new("--kb"), kb_dir.as_os_str()].iter().chain(args)),
+            None => run(args),
+        };
+        let stream = write(&dir, "lines.ndjson", lines.join("\n") + "\n");
+        let out = with_kb(&[
+            "eval".as_ref(),
+            stream.as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ]);
+        let streamed = json_lines(&out.stdout);
+        assert_eq!(streamed.len(), lines.len(), "{}", out.stderr);
+        for (i, (line, mut result)) in lines.iter().zip(streamed).enumerate() {
+            let alone = write(&dir, "alone.json", line);
+            let out = with_kb(&[
+                "eval".as_ref(),
+                alone.as_ref(),
+                "--format".as_ref(),
+                "json".as_ref(),
+            ]);
+            assert_eq!(result["line"], i + 1);
+            result.as_object_mut().unwrap().remove("line");
+            assert_eq!(result, one_json(&out), "line {}", i + 1);
+        }
+    }
+    // What the two runs agree on is what they should say.
+    let stream = write(&dir, "lines.ndjson", bundles.join("\n") + "\n");
+    let results = json_lines(&eval_as(&stream, "json").stdout);
+    assert_eq!(confirmed(&results[0]), ["pending.insufficient-resources"]);
+    assert!(
+        results[0]["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("ignored `evnets`"),
+        "{}",
+        results[0]["warnings"]
+    );
+}
+
+#[test]
 fn ndjson_of_good_lines_exits_0_and_stdin_works_too() {
     let lines = [
         ndjson_line(&fixture("pending/too-many-pods.json")),

@@ -58,7 +58,7 @@ fn diagnose(loaded: &Loaded, document: Value) -> Vec<String> {
 #[test]
 fn a_pruned_document_is_diagnosed_like_a_whole_one() {
     let loaded = Loaded::bundled().map_err(|e| format!("{e:?}")).unwrap();
-    let pruner = kb::adapter::needs(&loaded.kb).pruner();
+    let pruner = kb::adapter::pruner(&loaded.kb);
     let documents = documents();
     assert!(documents.len() > 100, "{} documents", documents.len());
     let mut smaller = 0;

@@ -210,7 +210,7 @@ impl Run<'_> {
         let flush_each = io::stdout().is_terminal();
         // Worth working out for a stream only: it costs more than parsing
         // one whole document.
-        let pruner = adapter::needs(self.context.kb).pruner();
+        let pruner = adapter::pruner(self.context.kb);
         let (send, arrived) = mpsc::sync_channel(BATCH);
         // Not joined: when the output fails, the command ends without
         // waiting for more input.
