@@ -355,7 +355,7 @@ pub struct Template {
 
 impl KnowledgeBase {
     /// What the facts read of an input (`pod`, `events`, …), so a document
-    /// can be parsed keeping only that ([`Needs::parse`]).
+    /// can be parsed keeping only that ([`crate::needs::Pruner::parse`]).
     pub fn needs_of(&self, input: &str) -> Option<&Needs> {
         let index = self.inputs.iter().position(|i| i.name == input)?;
         self.input_needs.get(index)

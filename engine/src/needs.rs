@@ -109,12 +109,6 @@ impl Needs {
             fields: fields.into(),
         }
     }
-
-    /// Parses one JSON document keeping what these needs name; see
-    /// [`Pruner::parse`], which parses many without compiling them again.
-    pub fn parse(&self, text: &[u8]) -> serde_json::Result<Json> {
-        self.pruner().parse(text)
-    }
 }
 
 /// [`Needs`] compiled for parsing: a document's keys are mostly names no
@@ -305,7 +299,7 @@ mod tests {
         let text = br#"{"pod": {"metadata": {"managedFields": [{"a": 1}]}, "status": {"phase": "Pending",
             "containerStatuses": [{"name": "x", "state": {"waiting": {}}}], "qosClass": "Burstable"}},
             "events": [{"message": "m", "metadata": {"uid": "u"}}, {"reason": "r"}], "node": {"x": 1}}"#;
-        let value = needs.parse(text).unwrap();
+        let value = needs.pruner().parse(text).unwrap();
         assert_eq!(
             value,
             json!({"pod": {"status": {"phase": "Pending", "containerStatuses": [{"name": "x", "state": {"waiting": {}}}]}},
@@ -313,25 +307,26 @@ mod tests {
         );
         assert_eq!(
             needs
+                .pruner()
                 .parse(br#"{"pod": {"st\u0061tus": {"ph\u0061se": "Pending"}, "\u0078": 1}}"#)
                 .unwrap(),
             json!({"pod": {"status": {"phase": "Pending"}}}),
             "escaped keys are read as what they say"
         );
         assert_eq!(
-            Needs::everything().parse(text).unwrap(),
+            Needs::everything().pruner().parse(text).unwrap(),
             serde_json::from_slice::<serde_json::Value>(text).unwrap()
         );
         let repeated =
             br#"{"pod": {"status": {"phase": "Running", "phase": "Pending"}}, "events": [],
             "events": [{"message": "later", "message": "last"}]}"#;
         assert_eq!(
-            needs.parse(repeated).unwrap(),
+            needs.pruner().parse(repeated).unwrap(),
             json!({"pod": {"status": {"phase": "Pending"}}, "events": [{"message": "last"}]}),
             "a repeated key keeps its last value, as serde_json does"
         );
         assert_eq!(
-            Needs::everything().parse(repeated).unwrap(),
+            Needs::everything().pruner().parse(repeated).unwrap(),
             serde_json::from_slice::<serde_json::Value>(repeated).unwrap()
         );
     }
@@ -356,7 +351,7 @@ mod tests {
         }
         let text = r#"{"ab": 1, "ba": 2, "bb": 3, "aa": 4, "abc": 5, "acb": 6, "": 7, "a": 8, "é": 9, "è": 10}"#;
         assert_eq!(
-            needs.parse(text.as_bytes()).unwrap(),
+            needs.pruner().parse(text.as_bytes()).unwrap(),
             json!({"ab": 1, "ba": 2, "abc": 5, "": 7, "é": 9})
         );
     }
@@ -364,22 +359,24 @@ mod tests {
     #[test]
     fn errors_and_limits_are_serde_json_s() {
         let needs = Needs::default();
-        assert!(needs.parse(b"{\"a\": ").unwrap_err().is_eof());
+        assert!(needs.pruner().parse(b"{\"a\": ").unwrap_err().is_eof());
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(
             needs
+                .pruner()
                 .parse(deep.as_bytes())
                 .unwrap_err()
                 .to_string()
                 .contains("recursion limit")
         );
         assert!(
-            needs.parse(b"{} x").is_err(),
+            needs.pruner().parse(b"{} x").is_err(),
             "trailing characters are an error"
         );
         let mut message = Needs::default();
         message.add_whole(&["message"]);
         let error = message
+            .pruner()
             .parse(b"{\"message\": \"bad \xff byte\"}")
             .unwrap_err();
         assert_eq!((error.line(), error.column()), (1, 18), "{error}");

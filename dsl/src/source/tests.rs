@@ -13,17 +13,18 @@ fn text_and_span() -> impl Strategy<Value = (String, usize, usize)> {
         prop::sample::select(vec!["a", "bc", " ", "\n", "\r\n", "\r", "中"]),
         0..120,
     )
-    .prop_flat_map(|pieces| {
-        let text = pieces.concat();
-        let boundaries: Vec<usize> = (0..=text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect();
-        let n = boundaries.len();
-        (Just(text), Just(boundaries), 0..n, 0..n)
-    })
-    .prop_map(|(text, boundaries, a, b)| {
+    .prop_flat_map(|pieces| with_span(pieces.concat()))
+}
+
+/// The text and a span in it, on character boundaries.
+fn with_span(text: String) -> impl Strategy<Value = (String, usize, usize)> {
+    let boundaries: Vec<usize> = (0..=text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .collect();
+    let n = boundaries.len();
+    (0..n, 0..n).prop_map(move |(a, b)| {
         let (start, end) = (boundaries[a.min(b)], boundaries[a.max(b)]);
-        (text, start, end - start)
+        (text.clone(), start, end - start)
     })
 }
 
@@ -71,15 +72,7 @@ fn long_lines_and_span() -> impl Strategy<Value = (String, usize, usize)> {
                 _ => piece,
             })
             .collect();
-        let boundaries: Vec<usize> = (0..=text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect();
-        let n = boundaries.len();
-        (Just(text), Just(boundaries), 0..n, 0..n)
-    })
-    .prop_map(|(text, boundaries, a, b)| {
-        let (start, end) = (boundaries[a.min(b)], boundaries[a.max(b)]);
-        (text, start, end - start)
+        with_span(text)
     })
 }
 
