@@ -421,8 +421,14 @@ fn involves(event: &Json, object: &Json) -> bool {
         && at(regarding, "/namespace").as_str().unwrap_or_default() == namespace
 }
 
-/// The value at a JSON pointer, `null` when there is none.
-fn at<'a>(json: &'a Json, pointer: &str) -> &'a Json {
+/// The value at a path of object keys written as a JSON pointer (`/metadata/uid`),
+/// `null` when there is none. The adapter's paths are constants without `~` escapes
+/// or list indices, so this walks the keys without unescaping each one, as
+/// `Value::pointer` would, allocating.
+fn at<'a>(json: &'a Json, path: &str) -> &'a Json {
     static NULL: Json = Json::Null;
-    json.pointer(pointer).unwrap_or(&NULL)
+    path.split('/')
+        .skip(1)
+        .try_fold(json, |json, key| json.get(key))
+        .unwrap_or(&NULL)
 }
