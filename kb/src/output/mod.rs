@@ -46,12 +46,15 @@ pub fn write(
         Format::Text => text::write(out, report),
         Format::Markdown => markdown::write(out, report, lang),
         Format::Json => {
-            if compact {
-                serde_json::to_writer(&mut *out, report)?;
+            // Serialized into bytes of its own, where each of the report's
+            // thousand tokens is a copy, not a call through `dyn Write`.
+            let mut json = if compact {
+                serde_json::to_vec(report)?
             } else {
-                serde_json::to_writer_pretty(&mut *out, report)?;
-            }
-            writeln!(out)
+                serde_json::to_vec_pretty(report)?
+            };
+            json.push(b'\n');
+            out.write_all(&json)
         }
     }
 }
