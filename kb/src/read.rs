@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::mpsc::Receiver;
 
 use kb_engine::needs::{Needs, Pruner};
 use serde_json::Value as Json;
@@ -61,6 +62,20 @@ pub struct Lines {
     rest: Box<dyn BufRead + Send>,
     next_line: usize,
     buffer: Vec<u8>,
+    /// Buffers of lines already diagnosed, to read the next lines into.
+    spare: Option<Receiver<Vec<u8>>>,
+}
+
+impl Lines {
+    /// Reads lines into the buffers sent back on `spare` when there are
+    /// some: a stream then reuses a few buffers, warm in the cache, rather
+    /// than writing every line to memory never touched before.
+    pub fn reusing(self, spare: Receiver<Vec<u8>>) -> Self {
+        Self {
+            spare: Some(spare),
+            ..self
+        }
+    }
 }
 
 impl Iterator for Lines {
@@ -77,7 +92,11 @@ impl Iterator for Lines {
             match read_line(&mut *self.rest, &mut self.buffer) {
                 Ok(0) => return None,
                 Ok(_) if is_blank(&self.buffer) => {}
-                Ok(_) => return Some((line, Ok(std::mem::take(&mut self.buffer)))),
+                Ok(_) => {
+                    let next = self.spare.as_ref().and_then(|spare| spare.try_recv().ok());
+                    let read = std::mem::replace(&mut self.buffer, next.unwrap_or_default());
+                    return Some((line, Ok(read)));
+                }
                 Err(error) => return Some((line, Err(error.to_string()))),
             }
         }
@@ -126,6 +145,7 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
                 rest: reader,
                 next_line: peek_line + 1,
                 buffer: Vec::new(),
+                spare: None,
             }));
         }
         (Some(Err(error)), _) if !error.is_eof() => error,

@@ -84,7 +84,11 @@ type Rendered = (Vec<u8>, bool);
 
 /// The most NDJSON lines diagnosed in parallel and written at a time: memory
 /// stays bounded by a few times this many bundles whatever the stream's length.
-const BATCH: usize = 512;
+const BATCH: usize = 64;
+
+/// The largest line buffer handed back to the reader for the next lines; a
+/// buffer that once held a huge line is freed, not kept for small ones.
+const MAX_REUSED_BUFFER: usize = 1 << 20;
 
 /// Runs `kb eval`.
 pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
@@ -212,12 +216,13 @@ impl Run<'_> {
         // one whole document.
         let pruner = adapter::pruner(self.context.kb);
         let (send, arrived) = mpsc::sync_channel(BATCH);
+        let (give_back, spare) = mpsc::channel();
         // Not joined: when the output fails, the command ends without
         // waiting for more input.
         thread::Builder::new()
             .name(String::from("kb-read"))
             .spawn(move || {
-                for line in lines {
+                for line in lines.reusing(spare) {
                     if send.send(line).is_err() {
                         return;
                     }
@@ -238,11 +243,21 @@ impl Run<'_> {
             let mut batch: Vec<(usize, Result<Vec<u8>, String>)> = vec![first];
             batch.extend(arrived.try_iter().take(BATCH - 1));
             let context = &self.context;
-            let results: Vec<(usize, Result<Rendered, String>)> = batch
+            let results: Vec<_> = batch
                 .into_par_iter()
-                .map(|(line, raw)| (line, raw.and_then(|raw| context.line(&raw, line, &pruner))))
+                .map(|(line, raw)| {
+                    let result = raw
+                        .as_ref()
+                        .map_err(String::clone)
+                        .and_then(|raw| context.line(raw, line, &pruner));
+                    (line, result, raw.ok())
+                })
                 .collect();
-            for (line, result) in results {
+            for (line, result, raw) in results {
+                if let Some(raw) = raw.filter(|raw| raw.capacity() <= MAX_REUSED_BUFFER) {
+                    // The reader may have stopped; the buffer is then dropped.
+                    let _ = give_back.send(raw);
+                }
                 match result {
                     Ok((output, matched)) => {
                         self.tally.matched |= matched;
