@@ -3,10 +3,9 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use serde_json::Value as Json;
-
 use crate::diagnosis::*;
 use crate::expr::{CExpr, Eval, Scope};
+use crate::json::Json;
 use crate::kb::*;
 use crate::template::command_text;
 use crate::types::Ty;
@@ -15,8 +14,8 @@ use crate::value::{Truth, Value};
 /// An input document bound to the names of a knowledge base.
 #[derive(Debug)]
 pub struct Input<'a> {
-    roots: Vec<Option<&'a Json>>,
-    given: Vec<Option<&'a Json>>,
+    roots: Vec<Option<&'a Json<'a>>>,
+    given: Vec<Option<&'a Json<'a>>>,
     warnings: Vec<String>,
 }
 
@@ -24,7 +23,7 @@ impl KnowledgeBase {
     /// Binds a document: its keys are inputs (`pod`, `events`, …), facts given
     /// directly (`"phase": "Pending"`), or `facts`, an object of such facts.
     /// Keys that are none of these are reported as warnings, not dropped silently.
-    pub fn bind<'a>(&self, document: &'a Json) -> Input<'a> {
+    pub fn bind<'a>(&self, document: &'a Json<'a>) -> Input<'a> {
         let mut input = Input {
             roots: vec![None; self.inputs.len()],
             given: vec![None; self.facts.len()],
@@ -36,14 +35,14 @@ impl KnowledgeBase {
             ));
             return input;
         };
-        for (key, value) in map {
-            match self.names.get(key.as_str()) {
+        for (key, value) in map.iter() {
+            match self.names.get(key) {
                 Some(Name::Input(id)) => set(&mut input.roots, id.0, value),
                 Some(Name::Fact(id)) => set(&mut input.given, id.0, value),
                 None if key == "facts" => match value {
                     Json::Object(facts) => {
-                        for (name, value) in facts {
-                            match self.names.get(name.as_str()) {
+                        for (name, value) in facts.iter() {
+                            match self.names.get(name) {
                                 Some(Name::Fact(id)) => set(&mut input.given, id.0, value),
                                 _ => input.warnings.push(self.unknown_key(name, "facts.")),
                             }
@@ -102,7 +101,7 @@ impl KnowledgeBase {
     }
 }
 
-fn set<'a>(slots: &mut [Option<&'a Json>], index: usize, value: &'a Json) {
+fn set<'a>(slots: &mut [Option<&'a Json<'a>>], index: usize, value: &'a Json<'a>) {
     if let Some(slot) = slots.get_mut(index) {
         *slot = Some(value);
     }

@@ -3,8 +3,8 @@
 use std::rc::Rc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value as Json;
 
+use crate::json::Json;
 use crate::kb::{FactId, InputId};
 use crate::pattern::Pattern;
 use crate::value::{Elements, Truth, Value};

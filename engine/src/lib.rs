@@ -14,12 +14,13 @@
 //! "#, "example.kb").unwrap();
 //! let kb = kb_engine::compile(&rules).unwrap();
 //! let document = serde_json::json!({"pod": {"status": {"phase": "Pending"}}});
-//! let diagnosis = kb.evaluate(&kb.bind(&document), kb_engine::Lang::En);
+//! let diagnosis = kb.evaluate(&kb.bind(&document.into()), kb_engine::Lang::En);
 //! assert_eq!(diagnosis.causes[0].id, "pending.any");
 //! ```
 //!
 //! Data flows one way: [`compile`] turns a [`kb_dsl::ast::RuleSet`] into a
-//! [`KnowledgeBase`]; [`KnowledgeBase::bind`] reads an input document;
+//! [`KnowledgeBase`]; [`KnowledgeBase::bind`] reads an input document (a
+//! [`json::Json`], borrowed from the text it was parsed from where it can be);
 //! [`KnowledgeBase::evaluate`] returns a [`Diagnosis`].
 
 mod compile;
@@ -27,6 +28,7 @@ mod consistency;
 pub mod diagnosis;
 mod eval;
 mod expr;
+pub mod json;
 pub mod kb;
 pub mod needs;
 mod pattern;

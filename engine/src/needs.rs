@@ -3,13 +3,14 @@
 //! fields, images, annotations), and building them is most of the cost of
 //! reading it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::json::{Json, Object};
 use kb_dsl::source::BorrowedStr;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::{Map, Value as Json};
 
 /// A tree of field names: the parts of a JSON document something reads.
 /// Lists are looked through: the fields of a list are those of its elements.
@@ -156,7 +157,7 @@ impl Pruner {
 
     /// Parses one JSON document keeping what the needs name, with
     /// serde_json's errors and nesting limit.
-    pub fn parse(&self, text: &[u8]) -> serde_json::Result<Json> {
+    pub fn parse<'t>(&self, text: &'t [u8]) -> serde_json::Result<Json<'t>> {
         // Checking UTF-8 once for the whole text is much faster than string
         // by string; on invalid UTF-8, reading bytes says where it is.
         match std::str::from_utf8(text) {
@@ -168,7 +169,7 @@ impl Pruner {
     fn parse_from<'de, R: serde_json::de::Read<'de>>(
         &self,
         mut deserializer: serde_json::Deserializer<R>,
-    ) -> serde_json::Result<Json> {
+    ) -> serde_json::Result<Json<'de>> {
         let value = Prune(self).deserialize(&mut deserializer)?;
         deserializer.end()?;
         Ok(value)
@@ -195,53 +196,57 @@ impl Pruner {
 struct Prune<'n>(&'n Pruner);
 
 impl<'de> DeserializeSeed<'de> for Prune<'_> {
-    type Value = Json;
+    type Value = Json<'de>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Json, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Json<'de>, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Prune<'_> {
-    type Value = Json;
+    type Value = Json<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<Json<'de>, E> {
         Ok(Json::Bool(v))
     }
 
-    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::from(v))
+    fn visit_i64<E>(self, v: i64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(v.into()))
     }
 
-    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-        Ok(Json::from(v))
+    fn visit_u64<E>(self, v: u64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(v.into()))
     }
 
-    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+    fn visit_f64<E>(self, v: f64) -> Result<Json<'de>, E> {
         Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::String(v.to_owned()))
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Borrowed(v)))
     }
 
-    fn visit_string<E>(self, v: String) -> Result<Json, E> {
-        Ok(Json::String(v))
+    fn visit_str<E>(self, v: &str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v.to_owned())))
     }
 
-    fn visit_unit<E>(self) -> Result<Json, E> {
+    fn visit_string<E>(self, v: String) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
         Ok(Json::Null)
     }
 
-    fn visit_none<E>(self) -> Result<Json, E> {
+    fn visit_none<E>(self) -> Result<Json<'de>, E> {
         Ok(Json::Null)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(Prune(self.0))? {
             items.push(item);
@@ -249,14 +254,13 @@ impl<'de> Visitor<'de> for Prune<'_> {
         Ok(Json::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
         let mut kept = Vec::with_capacity(if self.0.whole {
             8
         } else {
             self.0.fields.len().min(8)
         });
-        // Keys are borrowed from the text: most are skipped, and only those
-        // kept are worth allocating.
+        // Keys are borrowed from the text where they have no escapes.
         while let Some(BorrowedStr(key)) = map.next_key()? {
             let needs = if self.0.whole {
                 Some(self.0)
@@ -266,19 +270,17 @@ impl<'de> Visitor<'de> for Prune<'_> {
             match needs {
                 Some(needs) => {
                     let value = map.next_value_seed(Prune(needs))?;
-                    kept.push((key.into_owned(), value));
+                    kept.push((key, value));
                 }
                 None => {
                     map.next_value::<IgnoredAny>()?;
                     if self.0.every_key {
-                        kept.push((key.into_owned(), Json::Null));
+                        kept.push((key, Json::Null));
                     }
                 }
             }
         }
-        // Built from all its entries at once, a map sorts them and fills
-        // its nodes in order, rather than searching for each one's place.
-        Ok(Json::Object(kept.into_iter().collect::<Map<_, _>>()))
+        Ok(Json::Object(Object::from_entries(kept)))
     }
 }
 
@@ -299,7 +301,7 @@ mod tests {
         let text = br#"{"pod": {"metadata": {"managedFields": [{"a": 1}]}, "status": {"phase": "Pending",
             "containerStatuses": [{"name": "x", "state": {"waiting": {}}}], "qosClass": "Burstable"}},
             "events": [{"message": "m", "metadata": {"uid": "u"}}, {"reason": "r"}], "node": {"x": 1}}"#;
-        let value = needs.pruner().parse(text).unwrap();
+        let value = needs.pruner().parse(text).unwrap().to_value();
         assert_eq!(
             value,
             json!({"pod": {"status": {"phase": "Pending", "containerStatuses": [{"name": "x", "state": {"waiting": {}}}]}},
@@ -309,24 +311,29 @@ mod tests {
             needs
                 .pruner()
                 .parse(br#"{"pod": {"st\u0061tus": {"ph\u0061se": "Pending"}, "\u0078": 1}}"#)
-                .unwrap(),
+                .unwrap()
+                .to_value(),
             json!({"pod": {"status": {"phase": "Pending"}}}),
             "escaped keys are read as what they say"
         );
         assert_eq!(
-            Needs::everything().pruner().parse(text).unwrap(),
+            Needs::everything().pruner().parse(text).unwrap().to_value(),
             serde_json::from_slice::<serde_json::Value>(text).unwrap()
         );
         let repeated =
             br#"{"pod": {"status": {"phase": "Running", "phase": "Pending"}}, "events": [],
             "events": [{"message": "later", "message": "last"}]}"#;
         assert_eq!(
-            needs.pruner().parse(repeated).unwrap(),
+            needs.pruner().parse(repeated).unwrap().to_value(),
             json!({"pod": {"status": {"phase": "Pending"}}, "events": [{"message": "last"}]}),
             "a repeated key keeps its last value, as serde_json does"
         );
         assert_eq!(
-            Needs::everything().pruner().parse(repeated).unwrap(),
+            Needs::everything()
+                .pruner()
+                .parse(repeated)
+                .unwrap()
+                .to_value(),
             serde_json::from_slice::<serde_json::Value>(repeated).unwrap()
         );
     }
@@ -338,7 +345,7 @@ mod tests {
         let pruner = needs.pruner().keeping_every_key();
         let text = br#"{"pod": {"status": {"phase": "Pending", "qosClass": "Burstable"}, "spec": {}}, "evnets": [{"reason": "x"}]}"#;
         assert_eq!(
-            pruner.parse(text).unwrap(),
+            pruner.parse(text).unwrap().to_value(),
             json!({"pod": {"status": {"phase": "Pending"}}, "evnets": null})
         );
     }
@@ -351,7 +358,7 @@ mod tests {
         }
         let text = r#"{"ab": 1, "ba": 2, "bb": 3, "aa": 4, "abc": 5, "acb": 6, "": 7, "a": 8, "é": 9, "è": 10}"#;
         assert_eq!(
-            needs.pruner().parse(text.as_bytes()).unwrap(),
+            needs.pruner().parse(text.as_bytes()).unwrap().to_value(),
             json!({"ab": 1, "ba": 2, "abc": 5, "": 7, "é": 9})
         );
     }

@@ -73,7 +73,7 @@ pub(crate) fn command_text(name: &str, value: &Value<'_>) -> String {
     let text = match value {
         Value::Unknown | Value::Absent => return format!("<{name}>"),
         Value::Bool(b) => b.to_string(),
-        Value::Number(_) | Value::Json(serde_json::Value::Number(_)) => match value.to_json() {
+        Value::Number(_) | Value::Json(crate::json::Json::Number(_)) => match value.to_json() {
             Some(json) => json.to_string(),
             None => return format!("<{name}>"),
         },

@@ -4,7 +4,9 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 use serde::Serialize;
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
+
+use crate::json::Json;
 
 /// The truth of a condition. A missing fact makes a condition `Unknown`,
 /// never silently false.
@@ -70,12 +72,12 @@ pub enum Value<'a> {
     /// A list computed during evaluation.
     List(Rc<[Value<'a>]>),
     /// A piece of the input, as it is.
-    Json(&'a Json),
+    Json(&'a Json<'a>),
 }
 
 impl<'a> Value<'a> {
     /// Wraps a JSON value, mapping `null` to [`Value::Absent`].
-    pub fn from_json(json: &'a Json) -> Self {
+    pub fn from_json(json: &'a Json<'a>) -> Self {
         match json {
             Json::Null => Self::Absent,
             Json::Bool(b) => Self::Bool(*b),
@@ -164,16 +166,18 @@ impl<'a> Value<'a> {
     }
 
     /// The value as JSON, for evidence and templates; `None` when unknown.
-    pub fn to_json(&self) -> Option<Json> {
+    pub fn to_json(&self) -> Option<JsonValue> {
         Some(match self {
             Self::Unknown => return None,
-            Self::Absent => Json::Null,
-            Self::Bool(b) => Json::Bool(*b),
+            Self::Absent => JsonValue::Null,
+            Self::Bool(b) => JsonValue::Bool(*b),
             Self::Number(n) => number_json(*n),
-            Self::Text(s) => Json::String((*s).to_owned()),
-            Self::Str(s) => Json::String(s.to_string()),
-            Self::List(items) => Json::Array(items.iter().filter_map(Value::to_json).collect()),
-            Self::Json(json) => (*json).clone(),
+            Self::Text(s) => JsonValue::String((*s).to_owned()),
+            Self::Str(s) => JsonValue::String(s.to_string()),
+            Self::List(items) => {
+                JsonValue::Array(items.iter().filter_map(Value::to_json).collect())
+            }
+            Self::Json(json) => json.to_value(),
         })
     }
 
@@ -199,7 +203,7 @@ pub enum Elements<'v, 'a> {
     /// A list computed during evaluation.
     Values(std::slice::Iter<'v, Value<'a>>),
     /// A list of the input.
-    Json(std::slice::Iter<'a, Json>),
+    Json(std::slice::Iter<'a, Json<'a>>),
 }
 
 impl<'a> Iterator for Elements<'_, 'a> {
@@ -244,10 +248,10 @@ impl ExactSizeIterator for Elements<'_, '_> {
 }
 
 /// A number as JSON: integral values stay integers.
-pub fn number_json(n: f64) -> Json {
+pub fn number_json(n: f64) -> JsonValue {
     if n.fract() == 0.0 && n.abs() < 9.0e15 {
         #[expect(clippy::cast_possible_truncation, reason = "integral and in range")]
-        return Json::from(n as i64);
+        return JsonValue::from(n as i64);
     }
-    serde_json::Number::from_f64(n).map_or(Json::Null, Json::Number)
+    serde_json::Number::from_f64(n).map_or(JsonValue::Null, JsonValue::Number)
 }

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 
 use kb::knowledge::Loaded;
 use kb_engine::Lang;
+use kb_engine::json::Json;
 use kb_engine::needs::Pruner;
 use libfuzzer_sys::fuzz_target;
 
@@ -19,7 +20,7 @@ static LOADED: LazyLock<Loaded> = LazyLock::new(|| match Loaded::bundled() {
 static PRUNER: LazyLock<Pruner> = LazyLock::new(|| kb::adapter::pruner(&LOADED.kb));
 
 /// Every subject's diagnosis, as JSON; `None` when the adapter refuses the document.
-fn diagnoses(document: serde_json::Value) -> Option<Vec<String>> {
+fn diagnoses(document: Json<'_>) -> Option<Vec<String>> {
     let kb = &LOADED.kb;
     let subjects = kb::adapter::subjects(vec![document]).ok()?;
     Some(
@@ -37,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
     };
-    let whole = diagnoses(value);
+    let whole = diagnoses(value.into());
     let Ok(pruned) = PRUNER.parse(data) else {
         panic!("the whole document parses and the pruned one does not");
     };

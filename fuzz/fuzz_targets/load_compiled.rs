@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
             "message": "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
         }]
     });
-    let diagnosis = kb.evaluate(&kb.bind(&document), Lang::Zh);
+    let diagnosis = kb.evaluate(&kb.bind(&document.into()), Lang::Zh);
     let _ = serde_json::to_string(&diagnosis);
     let _ = kb.tests();
     let _ = kb.to_bytes();

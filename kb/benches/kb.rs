@@ -77,7 +77,9 @@ fn eval(bencher: Bencher<'_, '_>) {
                 .iter()
                 .map(|t| {
                     let document: Value = serde_json::from_str(t).unwrap();
-                    let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
+                    let subject = kb::adapter::subjects(vec![document.into()])
+                        .unwrap()
+                        .remove(0);
                     loaded
                         .kb
                         .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En)
@@ -98,7 +100,9 @@ fn eval_one_bundle(bencher: Bencher<'_, '_>) {
     let text = std::fs::read_to_string(path).unwrap();
     let diagnose = || {
         let document: Value = serde_json::from_str(&text).unwrap();
-        let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
+        let subject = kb::adapter::subjects(vec![document.into()])
+            .unwrap()
+            .remove(0);
         loaded
             .kb
             .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En)

@@ -17,6 +17,7 @@ use divan::counter::ItemsCount;
 use kb::knowledge::Loaded;
 use kb_engine::Lang;
 use kb_engine::diagnosis::Status;
+use kb_engine::json::Json;
 use regorus::languages::rego::compiler::Compiler;
 use regorus::rvm::program::Program;
 use regorus::rvm::vm::RegoVM;
@@ -81,7 +82,7 @@ fn loaded() -> Loaded {
 }
 
 /// kb's pipeline for one parsed bundle: adapter, bind, evaluate.
-fn kb_diagnose(loaded: &Loaded, document: Value) -> kb_engine::Diagnosis {
+fn kb_diagnose(loaded: &Loaded, document: Json<'_>) -> kb_engine::Diagnosis {
     let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
     loaded
         .kb
@@ -137,7 +138,10 @@ fn agreement(lines: &[String]) {
     let mut vm = vm();
     let (mut same, mut with_causes, mut shown) = (0usize, 0usize, 0usize);
     for (n, line) in lines.iter().enumerate() {
-        let ours = kb_causes(&kb_diagnose(&loaded, serde_json::from_str(line).unwrap()));
+        let ours = kb_causes(&kb_diagnose(
+            &loaded,
+            serde_json::from_str::<Value>(line).unwrap().into(),
+        ));
         let input = regorus::Value::from_json_str(line).unwrap();
         vm.set_input(input.clone());
         let theirs = rego_causes(&vm.execute().unwrap());
@@ -200,7 +204,7 @@ fn parse_pruned(bencher: Bencher<'_, '_>) {
 fn kb_end_to_end(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
     each_bundle(bencher, |l| {
-        kb_diagnose(&loaded, serde_json::from_str(l).unwrap())
+        kb_diagnose(&loaded, serde_json::from_str::<Value>(l).unwrap().into())
             .causes
             .len()
     });
@@ -221,10 +225,10 @@ fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
 
 /// Binds and evaluates every bundle, parsed and through the adapter first.
 fn eval_only(bencher: Bencher<'_, '_>, loaded: &Loaded) {
-    let documents: Vec<Value> = lines()
+    let documents: Vec<Json<'static>> = lines()
         .iter()
         .map(|l| {
-            kb::adapter::subjects(vec![serde_json::from_str(l).unwrap()])
+            kb::adapter::subjects(vec![serde_json::from_str::<Value>(l).unwrap().into()])
                 .unwrap()
                 .remove(0)
                 .document

@@ -7,8 +7,8 @@
 //! naming what was found; nothing given is dropped silently.
 
 use kb_engine::KnowledgeBase;
+use kb_engine::json::{Json, Object};
 use kb_engine::needs::{Needs, Pruner};
-use serde_json::{Map, Value as Json};
 
 /// The fields the adapter reads to tell objects apart, match events to
 /// them and order events.
@@ -69,11 +69,11 @@ fn needs(kb: &KnowledgeBase) -> Needs {
 
 /// One thing to diagnose.
 #[derive(Debug, Clone)]
-pub struct Subject {
+pub struct Subject<'t> {
     /// `pod default/web-1`, `replicaset shop/api-7d9`, …
     pub label: Option<String>,
     /// The document the knowledge base reads.
-    pub document: Json,
+    pub document: Json<'t>,
 }
 
 const BUNDLE_KEYS: &[&str] = &["pod", "events", "node", "owner", "namespace", "facts"];
@@ -88,24 +88,24 @@ const OWNER_KINDS: &[&str] = &[
 ];
 
 #[derive(Default)]
-struct Objects {
-    pods: Vec<Json>,
-    events: Vec<Json>,
+struct Objects<'t> {
+    pods: Vec<Json<'t>>,
+    events: Vec<Json<'t>>,
     saw_events: bool,
-    nodes: Vec<Json>,
-    owners: Vec<Json>,
-    namespaces: Vec<Json>,
+    nodes: Vec<Json<'t>>,
+    owners: Vec<Json<'t>>,
+    namespaces: Vec<Json<'t>>,
 }
 
 /// Splits documents into subjects. `documents` are the top-level JSON values read.
-pub fn subjects(documents: Vec<Json>) -> Result<Vec<Subject>, String> {
+pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
     let mut objects = Objects::default();
     let mut bundles = Vec::new();
-    let mut facts: Vec<Map<String, Json>> = Vec::new();
+    let mut facts: Vec<Object<'_>> = Vec::new();
     for document in documents {
         match document {
             Json::Object(map) if map.contains_key("kind") => objects.add(Json::Object(map))?,
-            Json::Object(map) if map.keys().any(|k| BUNDLE_KEYS.contains(&k.as_str())) => {
+            Json::Object(map) if map.keys().any(|k| BUNDLE_KEYS.contains(&k)) => {
                 bundles.push(normalize_bundle(Json::Object(map))?);
             }
             Json::Object(map) => facts.push(map),
@@ -143,20 +143,20 @@ pub fn subjects(documents: Vec<Json>) -> Result<Vec<Subject>, String> {
         let Json::Object(document) = &mut subject.document else {
             return Err(String::from("the subject is not an object"));
         };
-        let given = document
-            .entry("facts")
-            .or_insert_with(|| Json::Object(Map::new()));
-        let Json::Object(given) = given else {
+        if !document.contains_key("facts") {
+            document.insert("facts", Json::Object(Object::new()));
+        }
+        let Some(Json::Object(given)) = document.get_mut("facts") else {
             return Err(String::from("`facts` should be an object of facts"));
         };
-        for map in facts {
-            given.extend(map);
+        for (name, value) in facts.into_iter().flatten() {
+            given.insert(name, value);
         }
     }
     Ok(subjects)
 }
 
-fn kind_of(json: &Json) -> &'static str {
+fn kind_of(json: &Json<'_>) -> &'static str {
     match json {
         Json::Null => "null",
         Json::Bool(_) => "a boolean",
@@ -167,7 +167,7 @@ fn kind_of(json: &Json) -> &'static str {
     }
 }
 
-fn name_of(object: &Json) -> (&str, &str) {
+fn name_of<'a>(object: &'a Json<'_>) -> (&'a str, &'a str) {
     let meta = at(object, "/metadata");
     (
         at(meta, "/namespace").as_str().unwrap_or_default(),
@@ -175,7 +175,7 @@ fn name_of(object: &Json) -> (&str, &str) {
     )
 }
 
-fn label(kind: &str, object: &Json) -> String {
+fn label(kind: &str, object: &Json<'_>) -> String {
     match name_of(object) {
         (_, "") => format!("{kind} (unnamed)"),
         ("", name) => format!("{kind} {name}"),
@@ -184,7 +184,7 @@ fn label(kind: &str, object: &Json) -> String {
 }
 
 /// A bundle as given; an EventList under `events` becomes its items.
-fn normalize_bundle(mut document: Json) -> Result<Subject, String> {
+fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
     if let Some(events) = document.get_mut("events") {
         match events {
             Json::Array(items) => sort_by_time(items),
@@ -210,7 +210,7 @@ fn normalize_bundle(mut document: Json) -> Result<Subject, String> {
         && !map.contains_key("pod")
         && (map.contains_key("owner") || map.contains_key("namespace"))
     {
-        map.insert("pod".into(), Json::Null);
+        map.insert("pod", Json::Null);
     }
     let label = if let Some(pod) = document.get("pod").filter(|p| p.is_object()) {
         Some(label("pod", pod))
@@ -229,8 +229,8 @@ fn normalize_bundle(mut document: Json) -> Result<Subject, String> {
     Ok(Subject { label, document })
 }
 
-impl Objects {
-    fn add(&mut self, object: Json) -> Result<(), String> {
+impl<'t> Objects<'t> {
+    fn add(&mut self, object: Json<'t>) -> Result<(), String> {
         let kind = at(&object, "/kind").as_str().unwrap_or_default().to_owned();
         match kind.as_str() {
             "Pod" => self.pods.push(object),
@@ -278,7 +278,7 @@ impl Objects {
         Ok(())
     }
 
-    fn assemble(self) -> Result<Vec<Subject>, String> {
+    fn assemble(self) -> Result<Vec<Subject<'t>>, String> {
         let nothing = self.pods.is_empty() && self.owners.is_empty() && self.namespaces.is_empty();
         if nothing {
             if self.events.is_empty() && self.nodes.is_empty() {
@@ -291,7 +291,7 @@ impl Objects {
         let mut subjects = Vec::new();
         if !self.pods.is_empty() {
             for pod in &self.pods {
-                let mut bundle = Map::new();
+                let mut bundle = Object::new();
                 let (namespace, _) = name_of(pod);
                 let owner = self.owner_of(pod);
                 self.add_events(&mut bundle, |e| {
@@ -303,15 +303,15 @@ impl Objects {
                     .iter()
                     .find(|n| node_name.is_some_and(|name| name_of(n).1 == name))
                 {
-                    bundle.insert("node".into(), node.clone());
+                    bundle.insert("node", node.clone());
                 }
                 if let Some(owner) = owner {
-                    bundle.insert("owner".into(), owner.clone());
+                    bundle.insert("owner", owner.clone());
                 }
                 if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
-                    bundle.insert("namespace".into(), ns.clone());
+                    bundle.insert("namespace", ns.clone());
                 }
-                bundle.insert("pod".into(), pod.clone());
+                bundle.insert("pod", pod.clone());
                 subjects.push(Subject {
                     label: Some(label("pod", pod)),
                     document: Json::Object(bundle),
@@ -319,14 +319,14 @@ impl Objects {
             }
         } else if !self.owners.is_empty() {
             for owner in &self.owners {
-                let mut bundle = Map::new();
+                let mut bundle = Object::new();
                 self.add_events(&mut bundle, |e| involves(e, owner));
                 let (namespace, _) = name_of(owner);
                 if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
-                    bundle.insert("namespace".into(), ns.clone());
+                    bundle.insert("namespace", ns.clone());
                 }
-                bundle.insert("owner".into(), owner.clone());
-                bundle.insert("pod".into(), Json::Null);
+                bundle.insert("owner", owner.clone());
+                bundle.insert("pod", Json::Null);
                 let kind = at(owner, "/kind")
                     .as_str()
                     .unwrap_or("owner")
@@ -338,10 +338,10 @@ impl Objects {
             }
         } else {
             for namespace in &self.namespaces {
-                let mut bundle = Map::new();
+                let mut bundle = Object::new();
                 self.add_events(&mut bundle, |e| involves(e, namespace));
-                bundle.insert("namespace".into(), namespace.clone());
-                bundle.insert("pod".into(), Json::Null);
+                bundle.insert("namespace", namespace.clone());
+                bundle.insert("pod", Json::Null);
                 subjects.push(Subject {
                     label: Some(label("namespace", namespace)),
                     document: Json::Object(bundle),
@@ -353,16 +353,17 @@ impl Objects {
 
     /// Puts the events `about` selects into a bundle, oldest first; when the
     /// input held no events at all, leaves them out, so they are unknown.
-    fn add_events(&self, bundle: &mut Map<String, Json>, about: impl Fn(&Json) -> bool) {
+    fn add_events(&self, bundle: &mut Object<'t>, about: impl Fn(&Json<'t>) -> bool) {
         if self.saw_events {
-            let mut events: Vec<Json> = self.events.iter().filter(|e| about(e)).cloned().collect();
+            let mut events: Vec<Json<'t>> =
+                self.events.iter().filter(|e| about(e)).cloned().collect();
             sort_by_time(&mut events);
-            bundle.insert("events".into(), Json::Array(events));
+            bundle.insert("events", Json::Array(events));
         }
     }
 
     /// The controller that owns a pod, among the objects given.
-    fn owner_of(&self, pod: &Json) -> Option<&Json> {
+    fn owner_of(&self, pod: &Json<'t>) -> Option<&Json<'t>> {
         let references = at(pod, "/metadata/ownerReferences").as_array()?;
         let reference = references
             .iter()
@@ -385,7 +386,7 @@ impl Objects {
 /// Orders events oldest first, by when they were last seen, whichever of
 /// the old (`lastTimestamp`) and new (`series`, `eventTime`) fields they use,
 /// so that rules reading the last event read the latest one.
-fn sort_by_time(events: &mut [Json]) {
+fn sort_by_time(events: &mut [Json<'_>]) {
     events.sort_by_cached_key(|event| {
         [
             "/series/lastObservedTime",
@@ -402,7 +403,7 @@ fn sort_by_time(events: &mut [Json]) {
 }
 
 /// Whether an event is about an object: by uid, or by kind, namespace and name.
-fn involves(event: &Json, object: &Json) -> bool {
+fn involves(event: &Json<'_>, object: &Json<'_>) -> bool {
     let involved = at(event, "/involvedObject");
     let regarding = if involved.is_object() {
         involved
@@ -425,10 +426,10 @@ fn involves(event: &Json, object: &Json) -> bool {
 /// `null` when there is none. The adapter's paths are constants without `~` escapes
 /// or list indices, so this walks the keys without unescaping each one, as
 /// `Value::pointer` would, allocating.
-fn at<'a>(json: &'a Json, path: &str) -> &'a Json {
-    static NULL: Json = Json::Null;
+fn at<'a, 't>(json: &'a Json<'t>, path: &str) -> &'a Json<'t> {
+    const NULL: &Json<'_> = &Json::Null;
     path.split('/')
         .skip(1)
         .try_fold(json, |json, key| json.get(key))
-        .unwrap_or(&NULL)
+        .unwrap_or(NULL)
 }

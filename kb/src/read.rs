@@ -7,8 +7,8 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 
+use kb_engine::json::Json;
 use kb_engine::needs::{Needs, Pruner};
-use serde_json::Value as Json;
 
 /// The largest single document (a file, or a line of NDJSON).
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
@@ -48,7 +48,7 @@ pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, String> {
 /// What an input source holds.
 pub enum Content {
     /// One or more JSON documents to read as a whole.
-    Documents(Vec<Json>),
+    Documents(Vec<Json<'static>>),
     /// One document per line, to stream.
     Lines(Lines),
 }
@@ -121,7 +121,8 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
         }
     }
     let parsed = {
-        let mut values = serde_json::Deserializer::from_slice(&first).into_iter::<Json>();
+        let mut values =
+            serde_json::Deserializer::from_slice(&first).into_iter::<serde_json::Value>();
         (values.next(), values.next())
     };
     let error = match parsed {
@@ -132,7 +133,7 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
                 peek.clear();
                 peek_line += 1;
                 match read_line(&mut reader, &mut peek) {
-                    Ok(0) => return Ok(Content::Documents(vec![document])),
+                    Ok(0) => return Ok(Content::Documents(vec![Json::from(document)])),
                     Ok(_) if is_blank(&peek) => {}
                     Ok(_) => break Ok(peek),
                     // A line too long to read is the stream's to report.
@@ -173,7 +174,8 @@ fn whole(
         ));
     }
     let documents = serde_json::Deserializer::from_slice(&all)
-        .into_iter::<Json>()
+        .into_iter::<serde_json::Value>()
+        .map(|document| document.map(Json::from))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| position(name, e.line() + first_line - 1, &e))?;
     Ok(Content::Documents(documents))
@@ -188,7 +190,7 @@ fn position(name: &str, line: usize, error: &serde_json::Error) -> String {
 }
 
 /// Parses one line of NDJSON, keeping what `pruner` needs.
-pub fn parse_line(line: &[u8], pruner: &Pruner) -> Result<Json, String> {
+pub fn parse_line<'t>(line: &'t [u8], pruner: &Pruner) -> Result<Json<'t>, String> {
     pruner.parse(line).map_err(|e| match e.column() {
         0 => format!("invalid JSON: {}", describe(&e)),
         column => format!("column {column}: invalid JSON: {}", describe(&e)),
@@ -233,7 +235,7 @@ pub fn describe(error: &serde_json::Error) -> String {
 
 /// Reads every input whole (NDJSON lines included) and splits it into
 /// subjects: for commands that look at a few inputs, not a stream.
-pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject>, String> {
+pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject<'static>>, String> {
     let everything = Needs::everything().pruner();
     let mut documents = Vec::new();
     for name in inputs {
@@ -246,7 +248,8 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject>, Strin
             Content::Documents(found) => documents.extend(found),
             Content::Lines(lines) => {
                 for (number, text) in lines {
-                    let document = text.and_then(|text| parse_line(&text, &everything));
+                    let document =
+                        text.and_then(|text| parse_line(&text, &everything).map(Json::into_owned));
                     documents.push(document.map_err(|e| format!("{shown}:{number}: {e}"))?);
                 }
             }

@@ -6,10 +6,10 @@
 
 use kb_dsl::ast::{Expect, ExpectedStatus, Test, TestInput};
 use kb_engine::diagnosis::{Diagnosis, Status, SymptomStatus};
+use kb_engine::json::{Json, Object};
 use kb_engine::kb::{CheckId, Id, WhyNot};
 use kb_engine::value::Truth;
 use kb_engine::{Lang, SnapshotError};
-use serde_json::Value as Json;
 
 use crate::adapter;
 use crate::command::eval;
@@ -182,22 +182,23 @@ impl Coverage {
 }
 
 /// The input document of a test, with its `given` facts merged in.
-fn document(loaded: &Loaded, test: &Test) -> Result<Json, String> {
-    let mut documents = match &test.input {
+fn document(loaded: &Loaded, test: &Test) -> Result<Json<'static>, String> {
+    let documents = match &test.input {
         Some(TestInput::File(path)) => {
             let text = loaded.read_relative(&test.loc.src.name, &path.value)?;
             serde_json::Deserializer::from_str(&text)
-                .into_iter::<Json>()
+                .into_iter::<serde_json::Value>()
+                .map(|document| document.map(Json::from))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("`{}`: invalid JSON: {e}", path.value))?
         }
-        Some(TestInput::Inline(json)) => vec![json.value.clone()],
+        Some(TestInput::Inline(json)) => vec![Json::from(json.value.clone())],
         None => Vec::new(),
     };
     let mut document = if documents.is_empty() {
-        Json::Object(serde_json::Map::new())
+        Json::Object(Object::new())
     } else {
-        let mut subjects = adapter::subjects(std::mem::take(&mut documents))?;
+        let mut subjects = adapter::subjects(documents)?;
         if subjects.len() != 1 {
             return Err(format!(
                 "the input holds {} subjects; a test needs exactly one",
@@ -207,17 +208,19 @@ fn document(loaded: &Loaded, test: &Test) -> Result<Json, String> {
         subjects.remove(0).document
     };
     if let Some(given) = &test.given {
-        let Json::Object(given) = &given.value else {
+        let serde_json::Value::Object(given) = &given.value else {
             return Err(String::from("`given` must be an object of facts"));
         };
         let Json::Object(map) = &mut document else {
             return Err(String::from("the input is not an object"));
         };
-        let facts = map
-            .entry("facts")
-            .or_insert_with(|| Json::Object(serde_json::Map::new()));
-        if let Json::Object(facts) = facts {
-            facts.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if !map.contains_key("facts") {
+            map.insert("facts", Json::Object(Object::new()));
+        }
+        if let Some(Json::Object(facts)) = map.get_mut("facts") {
+            for (name, value) in given {
+                facts.insert(name.clone(), Json::from(value.clone()));
+            }
         }
     }
     Ok(document)

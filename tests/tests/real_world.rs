@@ -74,7 +74,7 @@ struct Outcome {
 fn diagnose(loaded: &Loaded, file: &str) -> Outcome {
     let path = tests_dir().join("real-world/cases").join(file);
     let document: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let subjects = kb::adapter::subjects(vec![document]).unwrap();
+    let subjects = kb::adapter::subjects(vec![document.into()]).unwrap();
     let mut first_confirmed = None;
     let mut first_three = Vec::new();
     for subject in &subjects {

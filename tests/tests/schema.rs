@@ -83,7 +83,9 @@ fn the_documented_schema_is_the_one_written() {
     ] {
         let text = std::fs::read_to_string(fixtures.join(case)).unwrap();
         let document: Json = serde_json::from_str(&text).unwrap();
-        let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
+        let subject = kb::adapter::subjects(vec![document.into()])
+            .unwrap()
+            .remove(0);
         let diagnosis = loaded
             .kb
             .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En);

@@ -1,0 +1,354 @@
+//! JSON as the engine reads it: strings borrowed from the text they were
+//! parsed from, objects as sorted vectors. A stream parses thousands of
+//! documents a second and drops each a moment later; allocating every string
+//! and building a search tree for every object was most of that cost.
+//!
+//! The API follows `serde_json::Value`'s, which converts to and from it:
+//! moving (`From<serde_json::Value>`, strings are not copied), borrowing
+//! (`From<&serde_json::Value>`) and back ([`Json::to_value`]).
+
+use std::borrow::Cow;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Number, Value};
+
+/// A JSON value whose strings may borrow from `'t`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Json<'t> {
+    /// `null`.
+    #[default]
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number, as serde_json reads it.
+    Number(Number),
+    /// A string.
+    String(Cow<'t, str>),
+    /// A list.
+    Array(Vec<Json<'t>>),
+    /// An object.
+    Object(Object<'t>),
+}
+
+/// A JSON object: its entries sorted by key, each key once. Lookups search
+/// the sorted keys; entries are iterated in key order, as `serde_json::Map`'s are.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Object<'t> {
+    entries: Vec<(Cow<'t, str>, Json<'t>)>,
+}
+
+impl<'t> Json<'t> {
+    /// The value of a field, when this is an object that has it.
+    pub fn get(&self, key: &str) -> Option<&Json<'t>> {
+        self.as_object()?.get(key)
+    }
+
+    /// The value of a field, to change, when this is an object that has it.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json<'t>> {
+        match self {
+            Self::Object(object) => object.get_mut(key),
+            _ => None,
+        }
+    }
+
+    /// The string, when this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The boolean, when this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Self::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The elements, when this is a list.
+    pub fn as_array(&self) -> Option<&Vec<Json<'t>>> {
+        match self {
+            Self::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The object, when this is one.
+    pub fn as_object(&self) -> Option<&Object<'t>> {
+        match self {
+            Self::Object(object) => Some(object),
+            _ => None,
+        }
+    }
+
+    /// Whether this is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Self::Null)
+    }
+
+    /// Whether this is a string.
+    pub fn is_string(&self) -> bool {
+        matches!(self, Self::String(_))
+    }
+
+    /// Whether this is a list.
+    pub fn is_array(&self) -> bool {
+        matches!(self, Self::Array(_))
+    }
+
+    /// Whether this is an object.
+    pub fn is_object(&self) -> bool {
+        matches!(self, Self::Object(_))
+    }
+
+    /// A copy as a `serde_json::Value`.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Self::Null => Value::Null,
+            Self::Bool(b) => Value::Bool(*b),
+            Self::Number(n) => Value::Number(n.clone()),
+            Self::String(s) => Value::String(s.as_ref().to_owned()),
+            Self::Array(items) => Value::Array(items.iter().map(Json::to_value).collect()),
+            Self::Object(object) => Value::Object(
+                object
+                    .iter()
+                    .map(|(key, value)| (key.to_owned(), value.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The same value owning its strings, to outlive the text it was read from.
+    pub fn into_owned(self) -> Json<'static> {
+        match self {
+            Self::Null => Json::Null,
+            Self::Bool(b) => Json::Bool(b),
+            Self::Number(n) => Json::Number(n),
+            Self::String(s) => Json::String(Cow::Owned(s.into_owned())),
+            Self::Array(items) => Json::Array(items.into_iter().map(Json::into_owned).collect()),
+            Self::Object(object) => Json::Object(Object {
+                entries: object
+                    .into_iter()
+                    .map(|(key, value)| (Cow::Owned(key.into_owned()), value.into_owned()))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// Takes the value out, leaving `null`.
+    pub fn take(&mut self) -> Json<'t> {
+        std::mem::take(self)
+    }
+}
+
+impl<'t> Object<'t> {
+    /// An empty object.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An object of the entries given; of a key given more than once, the
+    /// last value is kept, as serde_json keeps it.
+    pub fn from_entries(mut entries: Vec<(Cow<'t, str>, Json<'t>)>) -> Self {
+        // Objects printed by kubectl are often sorted already.
+        if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
+            entries.reverse();
+            // Stable: of equal keys, the last given now comes first, and stays.
+            entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+            entries.dedup_by(|(later, _), (kept, _)| later == kept);
+        }
+        Self { entries }
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(key))
+    }
+
+    /// The value of a key.
+    pub fn get(&self, key: &str) -> Option<&Json<'t>> {
+        let index = self.find(key).ok()?;
+        self.entries.get(index).map(|(_, value)| value)
+    }
+
+    /// The value of a key, to change.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json<'t>> {
+        let index = self.find(key).ok()?;
+        self.entries.get_mut(index).map(|(_, value)| value)
+    }
+
+    /// Whether it has a key.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// Sets a key's value; returns the value it replaced.
+    pub fn insert(&mut self, key: impl Into<Cow<'t, str>>, value: Json<'t>) -> Option<Json<'t>> {
+        let key = key.into();
+        match self.find(&key) {
+            Ok(index) => self
+                .entries
+                .get_mut(index)
+                .map(|(_, old)| std::mem::replace(old, value)),
+            Err(index) => {
+                self.entries.insert(index, (key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes a key; returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<Json<'t>> {
+        let index = self.find(key).ok()?;
+        Some(self.entries.remove(index).1)
+    }
+
+    /// The entries, in key order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Json<'t>)> {
+        self.entries
+            .iter()
+            .map(|(key, value)| (key.as_ref(), value))
+    }
+
+    /// The keys, in order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.entries.iter().map(|(key, _)| key.as_ref())
+    }
+
+    /// How many entries it has.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl<'t> IntoIterator for Object<'t> {
+    type Item = (Cow<'t, str>, Json<'t>);
+    type IntoIter = std::vec::IntoIter<Self::Item>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+/// Moves a `serde_json::Value` in; its strings are not copied.
+impl From<Value> for Json<'static> {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::Null => Self::Null,
+            Value::Bool(b) => Self::Bool(b),
+            Value::Number(n) => Self::Number(n),
+            Value::String(s) => Self::String(Cow::Owned(s)),
+            Value::Array(items) => Self::Array(items.into_iter().map(Json::from).collect()),
+            // serde_json's map is sorted and has each key once.
+            Value::Object(map) => Self::Object(Object {
+                entries: map
+                    .into_iter()
+                    .map(|(key, value)| (Cow::Owned(key), Json::from(value)))
+                    .collect(),
+            }),
+        }
+    }
+}
+
+/// Borrows the strings of a `serde_json::Value`.
+impl<'t> From<&'t Value> for Json<'t> {
+    fn from(value: &'t Value) -> Self {
+        match value {
+            Value::Null => Self::Null,
+            Value::Bool(b) => Self::Bool(*b),
+            Value::Number(n) => Self::Number(n.clone()),
+            Value::String(s) => Self::String(Cow::Borrowed(s)),
+            Value::Array(items) => Self::Array(items.iter().map(Json::from).collect()),
+            Value::Object(map) => Self::Object(Object {
+                entries: map
+                    .iter()
+                    .map(|(key, value)| (Cow::Borrowed(key.as_str()), Json::from(value)))
+                    .collect(),
+            }),
+        }
+    }
+}
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Null => serializer.serialize_unit(),
+            Self::Bool(b) => serializer.serialize_bool(*b),
+            Self::Number(n) => n.serialize(serializer),
+            Self::String(s) => serializer.serialize_str(s),
+            Self::Array(items) => items.serialize(serializer),
+            Self::Object(object) => {
+                let mut map = serializer.serialize_map(Some(object.len()))?;
+                for (key, value) in object.iter() {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "tests")]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(entries: &[(&'static str, i64)]) -> Object<'static> {
+        Object::from_entries(
+            entries
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(*k), Json::Number((*v).into())))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_key_given_twice_keeps_its_last_value_as_serde_json_does() {
+        let given = object(&[("b", 1), ("a", 2), ("b", 3), ("c", 4), ("a", 5)]);
+        let parsed: Value = serde_json::from_str(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#).unwrap();
+        assert_eq!(Json::Object(given.clone()).to_value(), parsed);
+        assert_eq!(given.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(given.get("a"), Some(&Json::Number(5.into())));
+    }
+
+    #[test]
+    fn objects_are_looked_up_and_changed_by_key() {
+        let mut given = object(&[("metadata", 1), ("kind", 2)]);
+        assert!(given.contains_key("kind") && !given.contains_key("spec"));
+        assert_eq!(given.insert("spec", Json::Null), None);
+        assert_eq!(
+            given.insert("kind", Json::Bool(true)),
+            Some(Json::Number(2.into()))
+        );
+        assert_eq!(given.insert("status", Json::Null), None);
+        assert_eq!(given.remove("metadata"), Some(Json::Number(1.into())));
+        assert_eq!(
+            Json::Object(given).to_value(),
+            json!({"kind": true, "spec": null, "status": null})
+        );
+    }
+
+    #[test]
+    fn converting_from_and_to_serde_json_keeps_every_value() {
+        let value = json!({
+            "pod": {"metadata": {"name": "web-1", "labels": {"app": "web"}}},
+            "events": [{"reason": "BackOff", "count": 12}, {"reason": "Pulled"}],
+            "ratio": 0.5, "negative": -3, "big": u64::MAX, "none": null, "ok": false,
+        });
+        assert_eq!(Json::from(&value).to_value(), value);
+        assert_eq!(Json::from(value.clone()).to_value(), value);
+        assert_eq!(
+            serde_json::to_string(&Json::from(&value)).unwrap(),
+            serde_json::to_string(&value).unwrap()
+        );
+    }
+}
