@@ -9,7 +9,6 @@
 
 use std::borrow::Cow;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Number, Value};
 
 /// A JSON value whose strings may borrow from `'t`.
@@ -30,9 +29,12 @@ pub enum Json<'t> {
     Object(Object<'t>),
 }
 
-/// A JSON object: its entries sorted by key, each key once. Lookups search
-/// the sorted keys; entries are iterated in key order, as `serde_json::Map`'s are.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A JSON object, each key once (of a key given twice, the last value is
+/// kept, as serde_json keeps it). A few entries stay in the order given and
+/// are searched from first to last; more are sorted by key and searched by
+/// halves. Most objects kept of a document have a few keys, and sorting them
+/// cost more than all their lookups.
+#[derive(Debug, Clone, Default)]
 pub struct Object<'t> {
     entries: Vec<(Cow<'t, str>, Json<'t>)>,
 }
@@ -143,6 +145,16 @@ impl<'t> Json<'t> {
     }
 }
 
+/// Up to how many entries an object keeps in the order given.
+const FEW: usize = 8;
+
+/// Whether two keys are the same, telling most different keys apart by
+/// their length and end bytes, without a call to compare their bytes.
+fn same_key(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.first() == b.first() && a.last() == b.last() && a == b
+}
+
 impl<'t> Object<'t> {
     /// An empty object.
     pub fn new() -> Self {
@@ -150,19 +162,42 @@ impl<'t> Object<'t> {
     }
 
     /// An object of the entries given; of a key given more than once, the
-    /// last value is kept, as serde_json keeps it.
+    /// last value is kept.
     pub fn from_entries(mut entries: Vec<(Cow<'t, str>, Json<'t>)>) -> Self {
-        // Objects printed by kubectl are often sorted already.
-        if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
-            entries.reverse();
-            // Stable: of equal keys, the last given now comes first, and stays.
-            entries.sort_by(|(a, _), (b, _)| a.cmp(b));
-            entries.dedup_by(|(later, _), (kept, _)| later == kept);
+        if entries.len() > FEW {
+            if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
+                entries.reverse();
+                // Stable: of equal keys, the last given now comes first, and stays.
+                entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+                entries.dedup_by(|(later, _), (kept, _)| later == kept);
+            }
+        } else if entries.iter().enumerate().any(|(i, (key, _))| {
+            entries
+                .iter()
+                .skip(i + 1)
+                .any(|(later, _)| same_key(later, key))
+        }) {
+            let mut kept: Vec<(Cow<'t, str>, Json<'t>)> = Vec::with_capacity(entries.len());
+            for (key, value) in entries.into_iter().rev() {
+                if !kept.iter().any(|(k, _)| same_key(k, &key)) {
+                    kept.push((key, value));
+                }
+            }
+            kept.reverse();
+            entries = kept;
         }
         Self { entries }
     }
 
+    /// Where a key is, or, in a sorted object, where it would go.
     fn find(&self, key: &str) -> Result<usize, usize> {
+        if self.entries.len() <= FEW {
+            return self
+                .entries
+                .iter()
+                .position(|(k, _)| same_key(k, key))
+                .ok_or(self.entries.len());
+        }
         self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(key))
     }
 
@@ -193,6 +228,9 @@ impl<'t> Object<'t> {
                 .map(|(_, old)| std::mem::replace(old, value)),
             Err(index) => {
                 self.entries.insert(index, (key, value));
+                if self.entries.len() == FEW + 1 {
+                    self.entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+                }
                 None
             }
         }
@@ -204,14 +242,14 @@ impl<'t> Object<'t> {
         Some(self.entries.remove(index).1)
     }
 
-    /// The entries, in key order.
+    /// The entries: in the order given when there are a few, else by key.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Json<'t>)> {
         self.entries
             .iter()
             .map(|(key, value)| (key.as_ref(), value))
     }
 
-    /// The keys, in order.
+    /// The keys, in the order of [`Object::iter`].
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
         self.entries.iter().map(|(key, _)| key.as_ref())
     }
@@ -224,6 +262,16 @@ impl<'t> Object<'t> {
     /// Whether it has none.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// Equal when they have the same keys with equal values, in any order.
+impl PartialEq for Object<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(key, value)| other.get(key).is_some_and(|v| v == value))
     }
 }
 
@@ -275,25 +323,6 @@ impl<'t> From<&'t Value> for Json<'t> {
     }
 }
 
-impl Serialize for Json<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Null => serializer.serialize_unit(),
-            Self::Bool(b) => serializer.serialize_bool(*b),
-            Self::Number(n) => n.serialize(serializer),
-            Self::String(s) => serializer.serialize_str(s),
-            Self::Array(items) => items.serialize(serializer),
-            Self::Object(object) => {
-                let mut map = serializer.serialize_map(Some(object.len()))?;
-                for (key, value) in object.iter() {
-                    map.serialize_entry(key, value)?;
-                }
-                map.end()
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
@@ -311,17 +340,44 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_key_given_twice_keeps_its_last_value_as_serde_json_does() {
-        let given = object(&[("b", 1), ("a", 2), ("b", 3), ("c", 4), ("a", 5)]);
-        let parsed: Value = serde_json::from_str(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#).unwrap();
-        assert_eq!(Json::Object(given.clone()).to_value(), parsed);
-        assert_eq!(given.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
-        assert_eq!(given.get("a"), Some(&Json::Number(5.into())));
+    /// `{"k0": 0, "k1": 1, …}` with `n` keys, as serde_json reads it.
+    fn numbered(n: usize) -> Value {
+        Value::Object((0..n).map(|i| (format!("k{i}"), Value::from(i))).collect())
     }
 
     #[test]
-    fn objects_are_looked_up_and_changed_by_key() {
+    fn a_key_given_twice_keeps_its_last_value_as_serde_json_does() {
+        for n in [2, FEW, FEW + 1, 40] {
+            // Every key twice, the second time with another value, in an order
+            // neither sorted nor reversed.
+            let mut entries: Vec<_> = (0..n)
+                .map(|i| {
+                    (
+                        Cow::Owned(format!("k{}", (i * 7) % n)),
+                        Json::Number(0.into()),
+                    )
+                })
+                .collect();
+            entries.extend((0..n).map(|i| (Cow::Owned(format!("k{i}")), Json::Number(i.into()))));
+            let object = Object::from_entries(entries);
+            assert_eq!(object.len(), n);
+            assert_eq!(
+                Json::Object(object.clone()).to_value(),
+                numbered(n),
+                "{n} keys"
+            );
+            for i in 0..n {
+                assert_eq!(object.get(&format!("k{i}")), Some(&Json::Number(i.into())));
+            }
+            assert_eq!(object.get("k"), None);
+        }
+        let given = object(&[("b", 1), ("a", 2), ("b", 3), ("c", 4), ("a", 5)]);
+        let parsed: Value = serde_json::from_str(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#).unwrap();
+        assert_eq!(Json::Object(given).to_value(), parsed);
+    }
+
+    #[test]
+    fn objects_are_looked_up_and_changed_by_key_whatever_their_size() {
         let mut given = object(&[("metadata", 1), ("kind", 2)]);
         assert!(given.contains_key("kind") && !given.contains_key("spec"));
         assert_eq!(given.insert("spec", Json::Null), None);
@@ -335,6 +391,26 @@ mod tests {
             Json::Object(given).to_value(),
             json!({"kind": true, "spec": null, "status": null})
         );
+        // Growing past a few keys, one at a time, in no order.
+        let mut growing = Object::new();
+        for i in (0..30).rev().step_by(2).chain((0..30).step_by(2)) {
+            assert_eq!(
+                growing.insert(format!("k{i}"), Json::Number(i.into())),
+                None
+            );
+            assert!(growing.contains_key(&format!("k{i}")));
+        }
+        assert_eq!(Json::Object(growing.clone()).to_value(), numbered(30));
+        assert_eq!(Some(&growing), Json::from(numbered(30)).as_object());
+        for i in 0..30 {
+            assert_eq!(
+                growing.remove(&format!("k{i}")),
+                Some(Json::Number(i.into()))
+            );
+            assert_eq!(growing.get(&format!("k{i}")), None);
+            assert_eq!(growing.contains_key(&format!("k{}", i + 1)), i < 29);
+        }
+        assert!(growing.is_empty());
     }
 
     #[test]
@@ -346,9 +422,5 @@ mod tests {
         });
         assert_eq!(Json::from(&value).to_value(), value);
         assert_eq!(Json::from(value.clone()).to_value(), value);
-        assert_eq!(
-            serde_json::to_string(&Json::from(&value)).unwrap(),
-            serde_json::to_string(&value).unwrap()
-        );
     }
 }
