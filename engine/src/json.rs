@@ -1,5 +1,5 @@
 //! JSON as the engine reads it: strings borrowed from the text they were
-//! parsed from, objects as sorted vectors. A stream parses thousands of
+//! parsed from, objects as vectors of entries. A stream parses thousands of
 //! documents a second and drops each a moment later; allocating every string
 //! and building a search tree for every object was most of that cost.
 //!
@@ -12,10 +12,9 @@ use std::borrow::Cow;
 use serde_json::{Number, Value};
 
 /// A JSON value whose strings may borrow from `'t`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Json<'t> {
     /// `null`.
-    #[default]
     Null,
     /// `true` or `false`.
     Bool(bool),
@@ -29,12 +28,9 @@ pub enum Json<'t> {
     Object(Object<'t>),
 }
 
-/// A JSON object, each key once (of a key given twice, the last value is
-/// kept, as serde_json keeps it). A few entries stay in the order given and
-/// are searched from first to last; more are sorted by key and searched by
-/// halves. Most objects kept of a document have a few keys, and sorting them
-/// cost more than all their lookups.
-#[derive(Debug, Clone, Default)]
+/// A JSON object: its entries sorted by key, each key once. Entries are
+/// iterated in key order, as `serde_json::Map`'s are.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Object<'t> {
     entries: Vec<(Cow<'t, str>, Json<'t>)>,
 }
@@ -85,11 +81,6 @@ impl<'t> Json<'t> {
         }
     }
 
-    /// Whether this is `null`.
-    pub fn is_null(&self) -> bool {
-        matches!(self, Self::Null)
-    }
-
     /// Whether this is a string.
     pub fn is_string(&self) -> bool {
         matches!(self, Self::String(_))
@@ -138,14 +129,11 @@ impl<'t> Json<'t> {
             }),
         }
     }
-
-    /// Takes the value out, leaving `null`.
-    pub fn take(&mut self) -> Json<'t> {
-        std::mem::take(self)
-    }
 }
 
-/// Up to how many entries an object keeps in the order given.
+/// Up to how many entries an object is searched from first to last: most
+/// objects kept of a document have a few keys, and comparing lengths first,
+/// and bytes only of keys as long, beats ordering them.
 const FEW: usize = 8;
 
 /// Whether two keys are the same, telling most different keys apart by
@@ -162,47 +150,31 @@ impl<'t> Object<'t> {
     }
 
     /// An object of the entries given; of a key given more than once, the
-    /// last value is kept.
+    /// last value is kept, as serde_json keeps it.
     pub fn from_entries(mut entries: Vec<(Cow<'t, str>, Json<'t>)>) -> Self {
-        if entries.len() > FEW {
-            if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
-                entries.reverse();
-                // Stable: of equal keys, the last given now comes first, and stays.
-                entries.sort_by(|(a, _), (b, _)| a.cmp(b));
-                entries.dedup_by(|(later, _), (kept, _)| later == kept);
-            }
-        } else if entries.iter().enumerate().any(|(i, (key, _))| {
-            entries
-                .iter()
-                .skip(i + 1)
-                .any(|(later, _)| same_key(later, key))
-        }) {
-            let mut kept: Vec<(Cow<'t, str>, Json<'t>)> = Vec::with_capacity(entries.len());
-            for (key, value) in entries.into_iter().rev() {
-                if !kept.iter().any(|(k, _)| same_key(k, &key)) {
-                    kept.push((key, value));
-                }
-            }
-            kept.reverse();
-            entries = kept;
+        if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
+            entries.reverse();
+            // Stable: of equal keys, the last given now comes first, and stays.
+            entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+            entries.dedup_by(|(later, _), (kept, _)| later == kept);
         }
         Self { entries }
     }
 
-    /// Where a key is, or, in a sorted object, where it would go.
+    /// Where a key is, or where it would go.
     fn find(&self, key: &str) -> Result<usize, usize> {
-        if self.entries.len() <= FEW {
-            return self
-                .entries
-                .iter()
-                .position(|(k, _)| same_key(k, key))
-                .ok_or(self.entries.len());
-        }
         self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(key))
     }
 
     /// The value of a key.
     pub fn get(&self, key: &str) -> Option<&Json<'t>> {
+        if self.entries.len() <= FEW {
+            return self
+                .entries
+                .iter()
+                .find(|(k, _)| same_key(k, key))
+                .map(|(_, value)| value);
+        }
         let index = self.find(key).ok()?;
         self.entries.get(index).map(|(_, value)| value)
     }
@@ -228,9 +200,6 @@ impl<'t> Object<'t> {
                 .map(|(_, old)| std::mem::replace(old, value)),
             Err(index) => {
                 self.entries.insert(index, (key, value));
-                if self.entries.len() == FEW + 1 {
-                    self.entries.sort_by(|(a, _), (b, _)| a.cmp(b));
-                }
                 None
             }
         }
@@ -242,14 +211,14 @@ impl<'t> Object<'t> {
         Some(self.entries.remove(index).1)
     }
 
-    /// The entries: in the order given when there are a few, else by key.
+    /// The entries, in key order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Json<'t>)> {
         self.entries
             .iter()
             .map(|(key, value)| (key.as_ref(), value))
     }
 
-    /// The keys, in the order of [`Object::iter`].
+    /// The keys, in order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
         self.entries.iter().map(|(key, _)| key.as_ref())
     }
@@ -262,16 +231,6 @@ impl<'t> Object<'t> {
     /// Whether it has none.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
-    }
-}
-
-/// Equal when they have the same keys with equal values, in any order.
-impl PartialEq for Object<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len()
-            && self
-                .iter()
-                .all(|(key, value)| other.get(key).is_some_and(|v| v == value))
     }
 }
 
@@ -373,6 +332,11 @@ mod tests {
         }
         let given = object(&[("b", 1), ("a", 2), ("b", 3), ("c", 4), ("a", 5)]);
         let parsed: Value = serde_json::from_str(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#).unwrap();
+        assert_eq!(
+            given.keys().collect::<Vec<_>>(),
+            ["a", "b", "c"],
+            "keys come in order, as serde_json's do, whatever the order given"
+        );
         assert_eq!(Json::Object(given).to_value(), parsed);
     }
 

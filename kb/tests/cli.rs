@@ -842,8 +842,9 @@ fn ndjson_gives_one_result_per_line_in_order_and_reports_a_bad_line_in_place() {
 #[test]
 fn each_line_of_a_stream_is_diagnosed_as_it_would_be_alone() {
     // A stream parses each line keeping only what the rules read: a key they
-    // do not know is still reported (a misspelt `events`), and an input of a
-    // knowledge base of one's own is read under its own name.
+    // do not know is still reported (a misspelt `events`), keys are reported
+    // in the same order, and an input of a knowledge base of one's own is
+    // read under its own name.
     let dir = TempDir::new().unwrap();
     let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
     let events = bundle["events"].take();
@@ -867,7 +868,7 @@ cause app.broken "Broken" { fix "Mend it" { step "Mend it" } }
     let own = rules.parent().unwrap();
     let apps = [
         r#"{"app": {"status": {"state": "broken"}, "name": "a"}}"#,
-        r#"{"app": {"status": {"state": "fine"}}, "aap": 1}"#,
+        r#"{"zap": 2, "app": {"status": {"state": "fine"}}, "aap": 1}"#,
     ];
     for (kb_dir, lines) in [(None, &bundles), (Some(own), &apps.map(String::from))] {
         let with_kb = |args: &[&OsStr]| match kb_dir {
