@@ -288,9 +288,12 @@ impl<'de> Visitor<'de> for Prune<'_> {
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
 
+    use std::borrow::Cow;
+
     use serde_json::json;
 
     use super::Needs;
+    use crate::json::Json;
 
     #[test]
     fn only_what_is_needed_is_kept_and_lists_are_looked_through() {
@@ -336,6 +339,26 @@ mod tests {
                 .to_value(),
             serde_json::from_slice::<serde_json::Value>(repeated).unwrap()
         );
+    }
+
+    #[test]
+    fn kept_strings_are_borrowed_from_the_text_unless_escaped() {
+        let mut needs = Needs::default();
+        needs.add_whole(&["pod", "status"]);
+        let text = br#"{"pod": {"status": {"phase": "Pending", "message": "a \"quoted\" word"}}}"#;
+        let document = needs.pruner().parse(text).unwrap();
+        let status = document
+            .get("pod")
+            .and_then(|pod| pod.get("status"))
+            .unwrap();
+        assert!(matches!(
+            status.get("phase"),
+            Some(Json::String(Cow::Borrowed("Pending")))
+        ));
+        assert!(matches!(
+            status.get("message"),
+            Some(Json::String(Cow::Owned(message))) if message == "a \"quoted\" word"
+        ));
     }
 
     #[test]
