@@ -1,7 +1,7 @@
 //! The canonical layout of rule files, as `kb fmt` writes them.
 //!
-//! [`format`] parses a file and prints its syntax tree the one canonical way,
-//! keeping every comment; [`print`] prints a tree that has no source. The
+//! [`format()`] parses a file and prints its syntax tree the one canonical way,
+//! keeping every comment; [`print()`] prints a tree that has no source. The
 //! layout:
 //!
 //! - two spaces of indentation, one clause, branch or step per line, a blank
@@ -78,7 +78,7 @@ pub fn format(text: &str, name: &str) -> Result<String, ParseErrors> {
 }
 
 /// Prints a syntax tree the canonical way. A tree has no comments: use
-/// [`format`] to format a file.
+/// [`format()`] to format a file.
 pub fn print(rules: &RuleSet) -> String {
     Printer::new("", rules, &[]).file(rules)
 }

@@ -28,7 +28,7 @@ impl Serialize for Needs {
     }
 }
 
-/// Bounded in depth when read from bytes ([`crate::snapshot::nested`]).
+/// Bounded in depth when read from bytes (`snapshot::nested`).
 impl<'de> Deserialize<'de> for Needs {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         crate::snapshot::nested(deserializer, Needs::deserialize)

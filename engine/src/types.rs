@@ -29,7 +29,7 @@ impl Serialize for Ty {
     }
 }
 
-/// Bounded in depth when read from bytes ([`crate::snapshot::nested`]).
+/// Bounded in depth when read from bytes (`snapshot::nested`).
 impl<'de> Deserialize<'de> for Ty {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         crate::snapshot::nested(deserializer, Ty::deserialize)
