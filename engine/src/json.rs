@@ -8,7 +8,9 @@
 //! (`From<&serde_json::Value>`) and back ([`Json::to_value`]).
 
 use std::borrow::Cow;
+use std::fmt;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
 /// A JSON value whose strings may borrow from `'t`.
@@ -282,6 +284,73 @@ impl<'t> From<&'t Value> for Json<'t> {
     }
 }
 
+/// Reads a whole document into owned values, as files are read: without a
+/// `serde_json::Value` in between, with serde_json's numbers, nesting limit
+/// and, of a key given twice, the last value.
+impl<'de> Deserialize<'de> for Json<'static> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Owned)
+    }
+}
+
+struct Owned;
+
+impl<'de> Visitor<'de> for Owned {
+    type Value = Json<'static>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Number::from_f64(v).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, Json<'static>>()? {
+            entries.push((Cow::Owned(key), value));
+        }
+        Ok(Json::Object(Object::from_entries(entries)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
@@ -331,7 +400,12 @@ mod tests {
             assert_eq!(object.get("k"), None);
         }
         let given = object(&[("b", 1), ("a", 2), ("b", 3), ("c", 4), ("a", 5)]);
-        let parsed: Value = serde_json::from_str(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#).unwrap();
+        let text = r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#;
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Json>(text).unwrap().to_value(),
+            parsed
+        );
         assert_eq!(
             given.keys().collect::<Vec<_>>(),
             ["a", "b", "c"],
@@ -386,5 +460,13 @@ mod tests {
         });
         assert_eq!(Json::from(&value).to_value(), value);
         assert_eq!(Json::from(value.clone()).to_value(), value);
+        let text = serde_json::to_string(&value).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Json>(&text).unwrap(),
+            Json::from(value)
+        );
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let error = serde_json::from_str::<Json>(&deep).unwrap_err();
+        assert!(error.to_string().contains("recursion limit"), "{error}");
     }
 }

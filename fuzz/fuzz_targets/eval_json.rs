@@ -1,7 +1,8 @@
 //! Arbitrary JSON through the Kubernetes adapter and the bundled knowledge
-//! base: bind, evaluate, serialize the diagnosis. The same bytes parsed
-//! keeping only what the rules read, as `kb eval` reads a stream, must be
-//! diagnosed the same.
+//! base: bind, evaluate, serialize the diagnosis. The document is read as
+//! `kb eval` reads a file, into kb's JSON, which must hold what serde_json
+//! reads; the same bytes parsed keeping only what the rules read, as
+//! `kb eval` reads a stream, must be diagnosed the same.
 #![no_main]
 
 use std::sync::LazyLock;
@@ -38,7 +39,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
     };
-    let whole = diagnoses(value.into());
+    let Ok(document) = serde_json::from_slice::<Json>(data) else {
+        panic!("serde_json reads the document and kb's JSON does not");
+    };
+    assert_eq!(document, Json::from(value), "kb's JSON reads it otherwise than serde_json");
+    let whole = diagnoses(document);
     let Ok(pruned) = PRUNER.parse(data) else {
         panic!("the whole document parses and the pruned one does not");
     };

@@ -11,6 +11,7 @@ mod synthetic;
 
 use divan::Bencher;
 use kb::knowledge::Loaded;
+use kb_engine::json::Json;
 use serde_json::Value;
 
 /// The allocator the `kb` command runs with (`kb/src/main.rs`).
@@ -76,10 +77,8 @@ fn eval(bencher: Bencher<'_, '_>) {
             texts
                 .iter()
                 .map(|t| {
-                    let document: Value = serde_json::from_str(t).unwrap();
-                    let subject = kb::adapter::subjects(vec![document.into()])
-                        .unwrap()
-                        .remove(0);
+                    let document: Json = serde_json::from_str(t).unwrap();
+                    let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
                     loaded
                         .kb
                         .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En)
@@ -99,10 +98,8 @@ fn eval_one_bundle(bencher: Bencher<'_, '_>) {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/pending-insufficient-cpu.json");
     let text = std::fs::read_to_string(path).unwrap();
     let diagnose = || {
-        let document: Value = serde_json::from_str(&text).unwrap();
-        let subject = kb::adapter::subjects(vec![document.into()])
-            .unwrap()
-            .remove(0);
+        let document: Json = serde_json::from_str(&text).unwrap();
+        let subject = kb::adapter::subjects(vec![document]).unwrap().remove(0);
         loaded
             .kb
             .evaluate(&loaded.kb.bind(&subject.document), kb_engine::Lang::En)

@@ -140,7 +140,7 @@ fn agreement(lines: &[String]) {
     for (n, line) in lines.iter().enumerate() {
         let ours = kb_causes(&kb_diagnose(
             &loaded,
-            serde_json::from_str::<Value>(line).unwrap().into(),
+            serde_json::from_str::<Json>(line).unwrap(),
         ));
         let input = regorus::Value::from_json_str(line).unwrap();
         vm.set_input(input.clone());
@@ -199,12 +199,12 @@ fn parse_pruned(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// kb end to end: parse, adapter, bind, evaluate.
+/// kb end to end from whole documents, as `kb eval` reads a file: parse, adapter, bind, evaluate.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
     each_bundle(bencher, |l| {
-        kb_diagnose(&loaded, serde_json::from_str::<Value>(l).unwrap().into())
+        kb_diagnose(&loaded, serde_json::from_str::<Json>(l).unwrap())
             .causes
             .len()
     });
@@ -228,7 +228,7 @@ fn eval_only(bencher: Bencher<'_, '_>, loaded: &Loaded) {
     let documents: Vec<Json<'static>> = lines()
         .iter()
         .map(|l| {
-            kb::adapter::subjects(vec![serde_json::from_str::<Value>(l).unwrap().into()])
+            kb::adapter::subjects(vec![serde_json::from_str::<Json>(l).unwrap()])
                 .unwrap()
                 .remove(0)
                 .document

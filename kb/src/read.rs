@@ -121,8 +121,7 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
         }
     }
     let parsed = {
-        let mut values =
-            serde_json::Deserializer::from_slice(&first).into_iter::<serde_json::Value>();
+        let mut values = serde_json::Deserializer::from_slice(&first).into_iter::<Json>();
         (values.next(), values.next())
     };
     let error = match parsed {
@@ -133,7 +132,7 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
                 peek.clear();
                 peek_line += 1;
                 match read_line(&mut reader, &mut peek) {
-                    Ok(0) => return Ok(Content::Documents(vec![Json::from(document)])),
+                    Ok(0) => return Ok(Content::Documents(vec![document])),
                     Ok(_) if is_blank(&peek) => {}
                     Ok(_) => break Ok(peek),
                     // A line too long to read is the stream's to report.
@@ -174,8 +173,7 @@ fn whole(
         ));
     }
     let documents = serde_json::Deserializer::from_slice(&all)
-        .into_iter::<serde_json::Value>()
-        .map(|document| document.map(Json::from))
+        .into_iter::<Json>()
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| position(name, e.line() + first_line - 1, &e))?;
     Ok(Content::Documents(documents))

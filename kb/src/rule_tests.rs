@@ -187,8 +187,7 @@ fn document(loaded: &Loaded, test: &Test) -> Result<Json<'static>, String> {
         Some(TestInput::File(path)) => {
             let text = loaded.read_relative(&test.loc.src.name, &path.value)?;
             serde_json::Deserializer::from_str(&text)
-                .into_iter::<serde_json::Value>()
-                .map(|document| document.map(Json::from))
+                .into_iter::<Json>()
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("`{}`: invalid JSON: {e}", path.value))?
         }
