@@ -6,6 +6,8 @@
 //! these at once, or a plain facts document. Everything else is an error
 //! naming what was found; nothing given is dropped silently.
 
+use std::collections::HashMap;
+
 use kb_engine::KnowledgeBase;
 use kb_engine::json::{Json, Object};
 use kb_engine::needs::{Needs, Pruner};
@@ -289,14 +291,14 @@ impl<'t> Objects<'t> {
             ));
         }
         let mut subjects = Vec::new();
+        let index = EventIndex::new(&self.events);
         if !self.pods.is_empty() {
             for pod in &self.pods {
                 let mut bundle = Object::new();
                 let (namespace, _) = name_of(pod);
                 let owner = self.owner_of(pod);
-                self.add_events(&mut bundle, |e| {
-                    involves(e, pod) || owner.is_some_and(|o| involves(e, o))
-                });
+                let about: Vec<&Json<'t>> = std::iter::once(pod).chain(owner).collect();
+                self.add_events(&index, &mut bundle, &about);
                 let node_name = at(pod, "/spec/nodeName").as_str();
                 if let Some(node) = self
                     .nodes
@@ -320,7 +322,7 @@ impl<'t> Objects<'t> {
         } else if !self.owners.is_empty() {
             for owner in &self.owners {
                 let mut bundle = Object::new();
-                self.add_events(&mut bundle, |e| involves(e, owner));
+                self.add_events(&index, &mut bundle, &[owner]);
                 let (namespace, _) = name_of(owner);
                 if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
                     bundle.insert("namespace", ns.clone());
@@ -339,7 +341,7 @@ impl<'t> Objects<'t> {
         } else {
             for namespace in &self.namespaces {
                 let mut bundle = Object::new();
-                self.add_events(&mut bundle, |e| involves(e, namespace));
+                self.add_events(&index, &mut bundle, &[namespace]);
                 bundle.insert("namespace", namespace.clone());
                 bundle.insert("pod", Json::Null);
                 subjects.push(Subject {
@@ -351,12 +353,20 @@ impl<'t> Objects<'t> {
         Ok(subjects)
     }
 
-    /// Puts the events `about` selects into a bundle, oldest first; when the
-    /// input held no events at all, leaves them out, so they are unknown.
-    fn add_events(&self, bundle: &mut Object<'t>, about: impl Fn(&Json<'t>) -> bool) {
+    /// Puts the events about any of `objects` into a bundle, oldest first;
+    /// when the input held no events at all, leaves them out, so they are
+    /// unknown.
+    fn add_events(&self, index: &EventIndex<'_>, bundle: &mut Object<'t>, objects: &[&Json<'t>]) {
         if self.saw_events {
-            let mut events: Vec<Json<'t>> =
-                self.events.iter().filter(|e| about(e)).cloned().collect();
+            let mut found: Vec<usize> = objects.iter().flat_map(|o| index.candidates(o)).collect();
+            found.sort_unstable();
+            found.dedup();
+            let mut events: Vec<Json<'t>> = found
+                .into_iter()
+                .filter_map(|i| self.events.get(i))
+                .filter(|e| objects.iter().any(|o| involves(e, o)))
+                .cloned()
+                .collect();
             sort_by_time(&mut events);
             bundle.insert("events", Json::Array(events));
         }
@@ -402,14 +412,62 @@ fn sort_by_time(events: &mut [Json<'_>]) {
     });
 }
 
-/// Whether an event is about an object: by uid, or by kind, namespace and name.
-fn involves(event: &Json<'_>, object: &Json<'_>) -> bool {
+/// The events given, found by what they are about: by uid, and by kind,
+/// namespace and name, the keys [`involves`] compares. Matching a cluster's
+/// pods with its events then looks at a few events for each pod, not all.
+struct EventIndex<'a> {
+    by_uid: HashMap<&'a str, Vec<usize>>,
+    by_name: HashMap<(Option<&'a str>, &'a str, &'a str), Vec<usize>>,
+}
+
+impl<'a> EventIndex<'a> {
+    fn new(events: &'a [Json<'_>]) -> Self {
+        let mut index = Self {
+            by_uid: HashMap::new(),
+            by_name: HashMap::new(),
+        };
+        for (i, event) in events.iter().enumerate() {
+            let about = regarding(event);
+            if let Some(uid) = at(about, "/uid").as_str() {
+                index.by_uid.entry(uid).or_default().push(i);
+            }
+            if let Some(name) = at(about, "/name").as_str() {
+                let namespace = at(about, "/namespace").as_str().unwrap_or_default();
+                let key = (at(about, "/kind").as_str(), namespace, name);
+                index.by_name.entry(key).or_default().push(i);
+            }
+        }
+        index
+    }
+
+    /// The events that may be about an object, among them all that are:
+    /// those with its uid, and those with its kind, namespace and name.
+    fn candidates(&self, object: &'a Json<'_>) -> impl Iterator<Item = usize> + '_ {
+        let (namespace, name) = name_of(object);
+        let by_uid = at(object, "/metadata/uid")
+            .as_str()
+            .and_then(|uid| self.by_uid.get(uid));
+        let by_name = self
+            .by_name
+            .get(&(at(object, "/kind").as_str(), namespace, name));
+        by_uid.into_iter().chain(by_name).flatten().copied()
+    }
+}
+
+/// What an event is about: `involvedObject` (core/v1), or `regarding`
+/// (events.k8s.io/v1).
+fn regarding<'a, 't>(event: &'a Json<'t>) -> &'a Json<'t> {
     let involved = at(event, "/involvedObject");
-    let regarding = if involved.is_object() {
+    if involved.is_object() {
         involved
     } else {
         at(event, "/regarding")
-    };
+    }
+}
+
+/// Whether an event is about an object: by uid, or by kind, namespace and name.
+fn involves(event: &Json<'_>, object: &Json<'_>) -> bool {
+    let regarding = regarding(event);
     if let (Some(a), Some(b)) = (
         at(regarding, "/uid").as_str(),
         at(object, "/metadata/uid").as_str(),
@@ -432,4 +490,90 @@ fn at<'a, 't>(json: &'a Json<'t>, path: &str) -> &'a Json<'t> {
         .skip(1)
         .try_fold(json, |json, key| json.get(key))
         .unwrap_or(NULL)
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Pods, an owner and events about them in every way an event can name
+    /// an object: by uid, by kind, namespace and name without a uid, with a
+    /// uid of another object, as events.k8s.io's `regarding`, in another
+    /// namespace, of another kind.
+    fn cluster() -> Vec<serde_json::Value> {
+        let mut items = vec![
+            json!({"kind": "ReplicaSet", "metadata": {"name": "web-7d9", "namespace": "shop", "uid": "rs"}}),
+        ];
+        for i in 0..6 {
+            let mut pod = json!({"kind": "Pod", "metadata": {"name": format!("web-{i}"), "namespace": "shop",
+                "ownerReferences": [{"kind": "ReplicaSet", "name": "web-7d9", "uid": "rs", "controller": true}]}});
+            if i % 2 == 0 {
+                pod["metadata"]["uid"] = json!(format!("pod-{i}"));
+            }
+            items.push(pod);
+        }
+        let about = [
+            json!({"involvedObject": {"kind": "Pod", "name": "web-0", "namespace": "shop", "uid": "pod-0"}}),
+            json!({"involvedObject": {"kind": "Pod", "name": "web-0", "namespace": "shop"}}),
+            json!({"involvedObject": {"kind": "Pod", "name": "web-1", "namespace": "shop"}}),
+            json!({"involvedObject": {"kind": "Pod", "name": "web-1", "namespace": "shop", "uid": "stale"}}),
+            json!({"involvedObject": {"kind": "Pod", "name": "web-2", "namespace": "shop", "uid": "stale"}}),
+            json!({"involvedObject": {"kind": "Pod", "name": "web-2", "namespace": "other"}}),
+            json!({"involvedObject": {"kind": "Node", "name": "web-3", "namespace": "shop"}}),
+            json!({"regarding": {"kind": "Pod", "name": "web-3", "namespace": "shop"}}),
+            json!({"regarding": {"kind": "Pod", "name": "web-4", "namespace": "shop", "uid": "pod-4"}}),
+            json!({"involvedObject": {"kind": "ReplicaSet", "name": "web-7d9", "namespace": "shop", "uid": "rs"}}),
+            json!({"involvedObject": {"kind": "ReplicaSet", "name": "web-7d9", "namespace": "shop"}}),
+            json!({"involvedObject": {"name": "web-5", "namespace": "shop"}}),
+            json!({"involvedObject": {"kind": "Pod", "namespace": "shop", "uid": "pod-5"}}),
+        ];
+        for (i, mut event) in about.into_iter().enumerate() {
+            event["kind"] = json!("Event");
+            event["metadata"] = json!({"name": format!("e{i}")});
+            event["lastTimestamp"] = json!(format!("2024-06-01T00:00:{i:02}Z"));
+            items.push(event);
+        }
+        items
+    }
+
+    fn names(events: &Json<'_>) -> Vec<String> {
+        let mut names: Vec<String> = events
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| name_of(e).1.to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn each_subject_gets_every_event_about_it_and_its_owner_and_no_other() {
+        let items = cluster();
+        let events: Vec<Json<'_>> = items.iter().skip(7).map(Json::from).collect();
+        let list = Json::from(json!({"kind": "List", "items": items}));
+        let subjects = subjects(vec![list]).unwrap();
+        assert_eq!(subjects.len(), 6);
+        for subject in &subjects {
+            let pod = subject.document.get("pod").unwrap();
+            let owner = subject.document.get("owner").unwrap();
+            let mut expected: Vec<String> = events
+                .iter()
+                .filter(|e| involves(e, pod) || involves(e, owner))
+                .map(|e| name_of(e).1.to_owned())
+                .collect();
+            expected.sort();
+            assert!(expected.len() >= 2, "{expected:?}");
+            assert_eq!(
+                names(subject.document.get("events").unwrap()),
+                expected,
+                "{:?}",
+                subject.label
+            );
+        }
+    }
 }
