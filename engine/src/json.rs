@@ -3,9 +3,9 @@
 //! documents a second and drops each a moment later; allocating every string
 //! and building a search tree for every object was most of that cost.
 //!
-//! The API follows `serde_json::Value`'s, which converts to and from it:
-//! moving (`From<serde_json::Value>`, strings are not copied), borrowing
-//! (`From<&serde_json::Value>`) and back ([`Json::to_value`]).
+//! The API follows `serde_json::Value`'s, which converts to it by moving
+//! (`From<serde_json::Value>`, strings are not copied) and back
+//! ([`Json::to_value`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -265,25 +265,6 @@ impl From<Value> for Json<'static> {
     }
 }
 
-/// Borrows the strings of a `serde_json::Value`.
-impl<'t> From<&'t Value> for Json<'t> {
-    fn from(value: &'t Value) -> Self {
-        match value {
-            Value::Null => Self::Null,
-            Value::Bool(b) => Self::Bool(*b),
-            Value::Number(n) => Self::Number(n.clone()),
-            Value::String(s) => Self::String(Cow::Borrowed(s)),
-            Value::Array(items) => Self::Array(items.iter().map(Json::from).collect()),
-            Value::Object(map) => Self::Object(Object {
-                entries: map
-                    .iter()
-                    .map(|(key, value)| (Cow::Borrowed(key.as_str()), Json::from(value)))
-                    .collect(),
-            }),
-        }
-    }
-}
-
 /// Reads a whole document into owned values, as files are read: without a
 /// `serde_json::Value` in between, with serde_json's numbers, nesting limit
 /// and, of a key given twice, the last value.
@@ -458,7 +439,6 @@ mod tests {
             "events": [{"reason": "BackOff", "count": 12}, {"reason": "Pulled"}],
             "ratio": 0.5, "negative": -3, "big": u64::MAX, "none": null, "ok": false,
         });
-        assert_eq!(Json::from(&value).to_value(), value);
         assert_eq!(Json::from(value.clone()).to_value(), value);
         let text = serde_json::to_string(&value).unwrap();
         assert_eq!(

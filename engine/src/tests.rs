@@ -50,7 +50,7 @@ fn problems(rules: &str) -> Vec<Problem> {
 }
 
 fn eval(kb: &KnowledgeBase, input: &Json) -> Diagnosis {
-    kb.evaluate(&kb.bind(&input.into()), Lang::En)
+    kb.evaluate(&kb.bind(&input.clone().into()), Lang::En)
 }
 
 fn status(diagnosis: &Diagnosis, id: &str) -> Option<Status> {
@@ -398,7 +398,7 @@ fn an_unknown_fact_in_a_command_becomes_a_placeholder() {
 fn facts_of_an_input_have_states() {
     let kb = kb(PENDING);
     let input = json!({"pod": pod("Pending")});
-    let facts = kb.facts_of(&kb.bind(&(&input).into()));
+    let facts = kb.facts_of(&kb.bind(&input.into()));
     let state = |name: &str| facts.iter().find(|f| f.name == name).unwrap().state;
     assert_eq!(state("phase"), FactState::Known);
     assert_eq!(state("restarts"), FactState::Absent);
@@ -780,7 +780,11 @@ fn cause_id(kb: &KnowledgeBase, id: &str) -> crate::kb::CauseId {
 }
 
 fn why_not(kb: &KnowledgeBase, input: &Json, cause: &str) -> Vec<crate::kb::WhyNot> {
-    kb.why_not(&kb.bind(&input.into()), cause_id(kb, cause), Lang::En)
+    kb.why_not(
+        &kb.bind(&input.clone().into()),
+        cause_id(kb, cause),
+        Lang::En,
+    )
 }
 
 fn scheduler_says(message: &str) -> Json {
@@ -904,7 +908,11 @@ cause c.y "Y" { fix "f" { step "s" } }
     assert_eq!(ways[0].stopped_at, None, "`else` holds: no `if` does");
     assert_eq!(ways[0].evidence[1].condition, "otherwise");
 
-    let nowhere = kb.why_not(&kb.bind(&(&input).into()), crate::kb::CauseId(99), Lang::En);
+    let nowhere = kb.why_not(
+        &kb.bind(&input.clone().into()),
+        crate::kb::CauseId(99),
+        Lang::En,
+    );
     assert!(nowhere.is_empty(), "no cause, no way");
 }
 

@@ -554,7 +554,7 @@ mod tests {
     #[test]
     fn each_subject_gets_every_event_about_it_and_its_owner_and_no_other() {
         let items = cluster();
-        let events: Vec<Json<'_>> = items.iter().skip(7).map(Json::from).collect();
+        let events: Vec<Json<'_>> = items.iter().skip(7).cloned().map(Json::from).collect();
         let list = Json::from(json!({"kind": "List", "items": items}));
         let subjects = subjects(vec![list]).unwrap();
         assert_eq!(subjects.len(), 6);
