@@ -124,7 +124,7 @@ pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
     };
     // Only text has colour to strip off a terminal; the others go straight out.
     let stdout: Box<dyn Write> = match args.format {
-        Format::Text => Box::new(anstream::stdout().lock()),
+        Format::Text => Box::new(output::text_stdout()),
         Format::Json | Format::Markdown => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 16, stdout);

@@ -20,7 +20,7 @@ pub struct Args {
 
 /// Runs `kb explain`.
 pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
-    let mut out = anstream::stdout().lock();
+    let mut out = crate::output::text_stdout();
     let result = match kb.lookup(&args.id) {
         Some(Id::Symptom(id)) => kb
             .symptoms

@@ -37,7 +37,7 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
             return Exit::BadInput;
         }
     };
-    let mut out = anstream::stdout().lock();
+    let mut out = crate::output::text_stdout();
     for subject in &subjects {
         let input = kb.bind(&subject.document);
         let facts = kb.facts_of(&input);

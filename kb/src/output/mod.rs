@@ -19,6 +19,14 @@ pub enum Format {
     Markdown,
 }
 
+/// The standard output for text with colours, which are stripped off a
+/// terminal. It is buffered: the standard output alone, buffered by line,
+/// would be written once for each piece of text between two colours.
+pub fn text_stdout() -> anstream::AutoStream<Box<dyn Write>> {
+    let choice = anstream::AutoStream::choice(&io::stdout());
+    anstream::AutoStream::new(Box::new(io::BufWriter::new(io::stdout().lock())), choice)
+}
+
 /// One diagnosis and what it is about: the top-level object of JSON output.
 #[derive(Debug, Serialize)]
 pub struct Report<'a> {
