@@ -261,8 +261,31 @@ fn string_escapes_are_those_of_json() {
             .value,
         "tab\t quote\" slash\\ é"
     );
-    let problems = errors(r#"input pod "bad \q escape""#);
-    assert_eq!(problems[0].code, Code::Syntax);
+    let title = |src: &str| {
+        ok(src)
+            .inputs()
+            .next()
+            .unwrap()
+            .title
+            .clone()
+            .unwrap()
+            .en
+            .value
+    };
+    assert_eq!(title(r#"input pod "\"\\""#), "\"\\", "escapes alone");
+    assert_eq!(title(r#"input pod """#), "");
+    assert_eq!(
+        title("input pod \"节点 # not a comment\""),
+        "节点 # not a comment"
+    );
+    for broken in [
+        r#"input pod "bad \q escape""#,
+        "input pod \"a line\nbreak\"",
+        "input pod \"unterminated",
+        "input pod \"ends in an escape\\",
+    ] {
+        assert_eq!(errors(broken)[0].code, Code::Syntax, "{broken}");
+    }
 }
 
 #[test]
