@@ -84,14 +84,28 @@ impl fmt::Debug for Text {
     }
 }
 
+/// In a knowledge base written as bytes, its length, the text being with
+/// the others ([`KnowledgeBase::to_bytes`](crate::KnowledgeBase::to_bytes));
+/// elsewhere the text itself.
 impl Serialize for Text {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if snapshot::write_text(self) {
+            return serializer.serialize_u64(self.len() as u64);
+        }
         serializer.serialize_str(self)
     }
 }
 
 impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if snapshot::loading_texts() {
+            let len = u64::deserialize(deserializer)?;
+            return usize::try_from(len)
+                .ok()
+                .and_then(snapshot::next_text)
+                .map(|bytes| Self(Repr::Loaded(bytes)))
+                .ok_or_else(|| de::Error::custom("a text out of the knowledge base's texts"));
+        }
         deserializer.deserialize_bytes(TextVisitor)
     }
 }
@@ -103,13 +117,6 @@ impl<'de> Visitor<'de> for TextVisitor {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("UTF-8 text")
-    }
-
-    /// Most of the bundled text is Chinese, on which SIMD instructions
-    /// check UTF-8 many times faster than the standard library.
-    fn visit_borrowed_bytes<E: de::Error>(self, bytes: &'de [u8]) -> Result<Text, E> {
-        simdutf8::basic::from_utf8(bytes).map_err(|_| E::custom("text is not UTF-8"))?;
-        Ok(Text(Repr::Loaded(snapshot::shared(bytes))))
     }
 
     fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Text, E> {
