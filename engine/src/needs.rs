@@ -175,6 +175,29 @@ impl Pruner {
         Ok(value)
     }
 
+    /// Parses one or more JSON documents one after the other, as
+    /// [`Pruner::parse`] does each.
+    pub fn parse_many<'t>(&self, text: &'t [u8]) -> serde_json::Result<Vec<Json<'t>>> {
+        match std::str::from_utf8(text) {
+            Ok(text) => self.parse_many_from(serde_json::Deserializer::from_str(text)),
+            Err(_) => self.parse_many_from(serde_json::Deserializer::from_slice(text)),
+        }
+    }
+
+    fn parse_many_from<'de, R: serde_json::de::Read<'de>>(
+        &self,
+        mut deserializer: serde_json::Deserializer<R>,
+    ) -> serde_json::Result<Vec<Json<'de>>> {
+        let mut documents = Vec::new();
+        loop {
+            documents.push(Prune(self).deserialize(&mut deserializer)?);
+            // Passes white space, and stops before anything else.
+            if deserializer.end().is_ok() {
+                return Ok(documents);
+            }
+        }
+    }
+
     /// What is needed of a field, if anything.
     fn field(&self, name: &str) -> Option<&Pruner> {
         if self.filter & class(name) == 0 {
@@ -384,6 +407,30 @@ mod tests {
             needs.pruner().parse(text.as_bytes()).unwrap().to_value(),
             json!({"ab": 1, "ba": 2, "abc": 5, "": 7, "é": 9})
         );
+    }
+
+    #[test]
+    fn documents_one_after_the_other_are_read_as_serde_json_streams_them() {
+        let everything = Needs::everything().pruner();
+        for text in [
+            "{\"a\": 1}",
+            "{\"a\": 1} {\"b\": [2]}\n\n{}{\"c\": \"x\"}\n",
+            "[1, 2] 3 \"s\" null",
+        ] {
+            let streamed: Vec<serde_json::Value> = serde_json::Deserializer::from_str(text)
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let parsed = everything.parse_many(text.as_bytes()).unwrap();
+            let parsed: Vec<serde_json::Value> = parsed.iter().map(Json::to_value).collect();
+            assert_eq!(parsed, streamed, "{text}");
+        }
+        for broken in ["", "  ", "{\"a\": 1} {", "{} x", "{}]"] {
+            assert!(
+                everything.parse_many(broken.as_bytes()).is_err(),
+                "{broken:?}"
+            );
+        }
     }
 
     #[test]

@@ -280,7 +280,7 @@ impl<'t> Objects<'t> {
         Ok(())
     }
 
-    fn assemble(self) -> Result<Vec<Subject<'t>>, String> {
+    fn assemble(mut self) -> Result<Vec<Subject<'t>>, String> {
         let nothing = self.pods.is_empty() && self.owners.is_empty() && self.namespaces.is_empty();
         if nothing {
             if self.events.is_empty() && self.nodes.is_empty() {
@@ -293,13 +293,15 @@ impl<'t> Objects<'t> {
         let mut subjects = Vec::new();
         let index = EventIndex::new(&self.events);
         if !self.pods.is_empty() {
-            for pod in &self.pods {
+            // Each pod is in one subject only: moved there, not copied.
+            let pods = std::mem::take(&mut self.pods);
+            for pod in pods {
                 let mut bundle = Object::new();
-                let (namespace, _) = name_of(pod);
-                let owner = self.owner_of(pod);
-                let about: Vec<&Json<'t>> = std::iter::once(pod).chain(owner).collect();
+                let (namespace, _) = name_of(&pod);
+                let owner = self.owner_of(&pod);
+                let about: Vec<&Json<'t>> = std::iter::once(&pod).chain(owner).collect();
                 self.add_events(&index, &mut bundle, &about);
-                let node_name = at(pod, "/spec/nodeName").as_str();
+                let node_name = at(&pod, "/spec/nodeName").as_str();
                 if let Some(node) = self
                     .nodes
                     .iter()
@@ -313,9 +315,10 @@ impl<'t> Objects<'t> {
                 if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
                     bundle.insert("namespace", ns.clone());
                 }
-                bundle.insert("pod", pod.clone());
+                let label = label("pod", &pod);
+                bundle.insert("pod", pod);
                 subjects.push(Subject {
-                    label: Some(label("pod", pod)),
+                    label: Some(label),
                     document: Json::Object(bundle),
                 });
             }

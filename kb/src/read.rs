@@ -13,6 +13,15 @@ use kb_engine::needs::{Needs, Pruner};
 /// The largest single document (a file, or a line of NDJSON).
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 
+/// From this size, a whole document is parsed keeping what the knowledge
+/// base reads, as a line of a stream is (a cluster's dump, say, where most
+/// of each object is read by no rule); working out what that is costs more
+/// than a small document saves.
+const PRUNED_FROM: usize = 1 << 20;
+
+/// What a large whole document is parsed with, worked out when one comes.
+pub type LazyPruner<'a> = &'a dyn Fn() -> Pruner;
+
 /// A text file of the user's (rules, a manifest, a template), whole; an
 /// error that names the file, and where it stops being UTF-8.
 pub fn text_file(path: &Path) -> Result<String, String> {
@@ -105,8 +114,13 @@ impl Iterator for Lines {
 
 /// Reads the start of a source to tell a stream of lines from whole documents:
 /// a first line holding exactly one complete document, followed by more
-/// documents, is NDJSON.
-pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Content, String> {
+/// documents, is NDJSON. Large whole documents are parsed with `pruner`
+/// when there is one.
+pub fn content(
+    name: &str,
+    mut reader: Box<dyn BufRead + Send>,
+    pruner: Option<LazyPruner<'_>>,
+) -> Result<Content, String> {
     let failed = |e: io::Error| format!("{name}: {e}");
     let mut first = Vec::new();
     let mut first_line = 0;
@@ -120,9 +134,12 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
             break;
         }
     }
-    let parsed = {
-        let mut values = serde_json::Deserializer::from_slice(&first).into_iter::<Json>();
-        (values.next(), values.next())
+    let parsed = match pruned(&first, pruner) {
+        Some(mut documents) if documents.len() == 1 => (documents.pop().map(Ok), None),
+        _ => {
+            let mut values = serde_json::Deserializer::from_slice(&first).into_iter::<Json>();
+            (values.next(), values.next())
+        }
     };
     let error = match parsed {
         (Some(Ok(document)), None) => {
@@ -149,7 +166,7 @@ pub fn content(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Conten
             }));
         }
         (Some(Err(error)), _) if !error.is_eof() => error,
-        _ => return whole(name, first, first_line, reader),
+        _ => return whole(name, first, first_line, reader, pruner),
     };
     Err(position(name, first_line, &error))
 }
@@ -160,6 +177,7 @@ fn whole(
     mut all: Vec<u8>,
     first_line: usize,
     reader: Box<dyn BufRead + Send>,
+    pruner: Option<LazyPruner<'_>>,
 ) -> Result<Content, String> {
     let room = (MAX_DOCUMENT_BYTES + 1).saturating_sub(all.len());
     reader
@@ -172,11 +190,23 @@ fn whole(
             MAX_DOCUMENT_BYTES >> 20
         ));
     }
+    if let Some(documents) = pruned(&all, pruner) {
+        return Ok(Content::Documents(documents));
+    }
     let documents = serde_json::Deserializer::from_slice(&all)
         .into_iter::<Json>()
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| position(name, e.line() + first_line - 1, &e))?;
     Ok(Content::Documents(documents))
+}
+
+/// The documents of `text` parsed with the pruner, when it is large and
+/// there is one; `None` otherwise, errors included: read whole, it says
+/// what is wrong.
+fn pruned(text: &[u8], pruner: Option<LazyPruner<'_>>) -> Option<Vec<Json<'static>>> {
+    let pruner = pruner.filter(|_| text.len() >= PRUNED_FROM)?;
+    let documents = pruner().parse_many(text).ok()?;
+    Some(documents.into_iter().map(Json::into_owned).collect())
 }
 
 /// `name:line:column: invalid JSON: …`; no column when the line ended early.
@@ -242,7 +272,7 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject<'static
         } else {
             name.as_str()
         };
-        match content(shown, open(name)?)? {
+        match content(shown, open(name)?, None)? {
             Content::Documents(found) => documents.extend(found),
             Content::Lines(lines) => {
                 for (number, text) in lines {

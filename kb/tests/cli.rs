@@ -573,6 +573,74 @@ fn a_kubectl_list_of_two_pods_is_diagnosed_pod_by_pod() {
     );
 }
 
+/// Every fixture's pod, events and node in one kubectl `List`, as
+/// `kubectl get pods,events,nodes -A -o json` prints a cluster: over a
+/// megabyte, the size from which a document is read keeping what the
+/// rules read.
+fn cluster_list() -> Value {
+    let mut items = Vec::new();
+    for entry in walkdir::WalkDir::new(fixture("")).sort_by_file_name() {
+        let path = entry.unwrap().into_path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let bundle = read_json(&path);
+        let Some(pod) = bundle.get("pod").filter(|pod| pod.is_object()) else {
+            continue;
+        };
+        items.push(pod.clone());
+        items.extend(
+            bundle
+                .get("events")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
+        items.extend(bundle.get("node").filter(|node| node.is_object()).cloned());
+    }
+    json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
+}
+
+#[test]
+fn a_cluster_dump_read_keeping_what_the_rules_read_is_diagnosed_as_read_whole() {
+    let dir = TempDir::new().unwrap();
+    let list = cluster_list();
+    let pretty = serde_json::to_string_pretty(&list).unwrap();
+    assert!(pretty.len() > 1 << 20, "{} bytes", pretty.len());
+    // The same objects in files small enough to be read whole.
+    let items = array(&list["items"]);
+    let parts: Vec<PathBuf> = items
+        .chunks(items.len() / 4 + 1)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let part = json!({"apiVersion": "v1", "kind": "List", "items": chunk});
+            let text = serde_json::to_string_pretty(&part).unwrap();
+            assert!(text.len() < 1 << 20, "{} bytes", text.len());
+            write(&dir, &format!("part-{i}.json"), text)
+        })
+        .collect();
+    let read_whole = run(["eval".as_ref(), "--format".as_ref(), "json".as_ref()]
+        .into_iter()
+        .chain(parts.iter().map(|part| part.as_os_str())));
+    let results = json_lines(&read_whole.stdout);
+    assert!(
+        results.len() > 100,
+        "one result per pod:\n{}",
+        read_whole.stderr
+    );
+    let empty = compact(&json!({"apiVersion": "v1", "kind": "List", "items": []}));
+    for (name, text) in [
+        ("cluster.json", pretty.clone()),
+        ("one-line.json", compact(&list)),
+        ("and-an-empty-list.json", format!("{pretty}\n{empty}")),
+    ] {
+        let out = eval_as(&write(&dir, name, text), "json");
+        assert_eq!(out.code, read_whole.code, "{name}: {}", out.stderr);
+        assert_eq!(json_lines(&out.stdout), results, "{name}");
+    }
+}
+
 #[test]
 fn a_pod_its_event_list_and_its_node_list_in_separate_files_make_one_subject() {
     let dir = TempDir::new().unwrap();

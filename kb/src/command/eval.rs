@@ -166,9 +166,12 @@ impl Run<'_> {
 
     fn inputs(&mut self, inputs: &[String]) -> io::Result<()> {
         let mut documents = Vec::new();
+        let pruner = || adapter::pruner(self.context.kb);
         for name in inputs {
             let shown = if name == "-" { "<stdin>" } else { name };
-            let content = match read::open(name).and_then(|reader| read::content(shown, reader)) {
+            let content = match read::open(name)
+                .and_then(|reader| read::content(shown, reader, Some(&pruner)))
+            {
                 Ok(content) => content,
                 Err(message) => {
                     self.bad_input(&message);
@@ -191,9 +194,16 @@ impl Run<'_> {
                 self.bad_input("the input holds no pod, owner, namespace or facts to diagnose");
             }
             Ok(subjects) => {
+                // On every core, written in order: a cluster's dump holds
+                // thousands.
                 let several = subjects.len() > 1;
-                for subject in &subjects {
-                    let (output, matched) = self.context.render(subject, None, several)?;
+                let context = &self.context;
+                let rendered: Vec<_> = subjects
+                    .par_iter()
+                    .map(|subject| context.render(subject, None, several))
+                    .collect();
+                for result in rendered {
+                    let (output, matched) = result?;
                     self.tally.matched |= matched;
                     self.out.write_all(&output)?;
                 }
@@ -212,8 +222,8 @@ impl Run<'_> {
     /// the input has nothing more yet.
     fn stream(&mut self, lines: read::Lines, name: &str) -> io::Result<()> {
         let flush_each = io::stdout().is_terminal();
-        // Worth working out for a stream only: it costs more than parsing
-        // one whole document.
+        // Worth working out for a stream or a large document only: it costs
+        // more than parsing a small one.
         let pruner = adapter::pruner(self.context.kb);
         let (send, arrived) = mpsc::sync_channel(BATCH);
         let (give_back, spare) = mpsc::channel();
