@@ -2,7 +2,8 @@
 //! base: bind, evaluate, serialize the diagnosis. The document is read as
 //! `kb eval` reads a file, into kb's JSON, which must hold what serde_json
 //! reads; the same bytes parsed keeping only what the rules read, as
-//! `kb eval` reads a stream, must be diagnosed the same.
+//! `kb eval` reads a stream or a large file, must be diagnosed the same, and
+//! read twice over, must give the same document twice.
 #![no_main]
 
 use std::sync::LazyLock;
@@ -47,5 +48,15 @@ fuzz_target!(|data: &[u8]| {
     let Ok(pruned) = PRUNER.parse(data) else {
         panic!("the whole document parses and the pruned one does not");
     };
+    let mut twice = data.to_vec();
+    twice.push(b'\n');
+    twice.extend_from_slice(data);
+    match PRUNER.parse_many(&twice) {
+        Ok(documents) => assert!(
+            documents.len() == 2 && documents.iter().all(|d| *d == pruned),
+            "the document twice is read otherwise than once"
+        ),
+        Err(error) => panic!("the document twice does not parse: {error}"),
+    }
     assert_eq!(diagnoses(pruned), whole, "pruned and whole documents differ");
 });

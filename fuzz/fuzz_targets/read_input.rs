@@ -7,7 +7,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let reader = Box::new(std::io::Cursor::new(data.to_vec()));
-    match kb::read::content("fuzz", reader) {
+    let pruner = || kb_engine::needs::Needs::everything().pruner();
+    match kb::read::content("fuzz", reader, Some(&pruner)) {
         Ok(Content::Documents(documents)) => {
             let _ = documents.len();
         }
