@@ -43,7 +43,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(document) = serde_json::from_slice::<Json>(data) else {
         panic!("serde_json reads the document and kb's JSON does not");
     };
-    assert_eq!(document, Json::from(value), "kb's JSON reads it otherwise than serde_json");
+    assert_eq!(
+        document,
+        Json::from(value),
+        "kb's JSON reads it otherwise than serde_json"
+    );
     let whole = diagnoses(document);
     let Ok(pruned) = PRUNER.parse(data) else {
         panic!("the whole document parses and the pruned one does not");
@@ -58,5 +62,9 @@ fuzz_target!(|data: &[u8]| {
         ),
         Err(error) => panic!("the document twice does not parse: {error}"),
     }
-    assert_eq!(diagnoses(pruned), whole, "pruned and whole documents differ");
+    assert_eq!(
+        diagnoses(pruned),
+        whole,
+        "pruned and whole documents differ"
+    );
 });
