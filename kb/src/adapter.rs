@@ -293,27 +293,26 @@ impl<'t> Objects<'t> {
         let mut subjects = Vec::new();
         let index = EventIndex::new(&self.events);
         if !self.pods.is_empty() {
+            let owners = OwnerIndex::new(&self.owners);
+            let nodes = first_by_name(&self.nodes);
+            let namespaces = first_by_name(&self.namespaces);
             // Each pod is in one subject only: moved there, not copied.
             let pods = std::mem::take(&mut self.pods);
             for pod in pods {
                 let mut bundle = Object::new();
                 let (namespace, _) = name_of(&pod);
-                let owner = self.owner_of(&pod);
+                let owner = owners.owner_of(&pod);
                 let about: Vec<&Json<'t>> = std::iter::once(&pod).chain(owner).collect();
                 self.add_events(&index, &mut bundle, &about);
                 let node_name = at(&pod, "/spec/nodeName").as_str();
-                if let Some(node) = self
-                    .nodes
-                    .iter()
-                    .find(|n| node_name.is_some_and(|name| name_of(n).1 == name))
-                {
-                    bundle.insert("node", node.clone());
+                if let Some(node) = node_name.and_then(|name| nodes.get(name)) {
+                    bundle.insert("node", (*node).clone());
                 }
                 if let Some(owner) = owner {
                     bundle.insert("owner", owner.clone());
                 }
-                if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
-                    bundle.insert("namespace", ns.clone());
+                if let Some(ns) = namespaces.get(namespace) {
+                    bundle.insert("namespace", (*ns).clone());
                 }
                 let label = label("pod", &pod);
                 bundle.insert("pod", pod);
@@ -323,12 +322,13 @@ impl<'t> Objects<'t> {
                 });
             }
         } else if !self.owners.is_empty() {
+            let namespaces = first_by_name(&self.namespaces);
             for owner in &self.owners {
                 let mut bundle = Object::new();
                 self.add_events(&index, &mut bundle, &[owner]);
                 let (namespace, _) = name_of(owner);
-                if let Some(ns) = self.namespaces.iter().find(|n| name_of(n).1 == namespace) {
-                    bundle.insert("namespace", ns.clone());
+                if let Some(ns) = namespaces.get(namespace) {
+                    bundle.insert("namespace", (*ns).clone());
                 }
                 bundle.insert("owner", owner.clone());
                 bundle.insert("pod", Json::Null);
@@ -374,25 +374,76 @@ impl<'t> Objects<'t> {
             bundle.insert("events", Json::Array(events));
         }
     }
+}
 
-    /// The controller that owns a pod, among the objects given.
-    fn owner_of(&self, pod: &Json<'t>) -> Option<&Json<'t>> {
+/// The first of `objects` of each name: a cluster's nodes or namespaces,
+/// for its pods to find theirs.
+fn first_by_name<'a, 't>(objects: &'a [Json<'t>]) -> HashMap<&'a str, &'a Json<'t>> {
+    let mut found = HashMap::new();
+    for object in objects {
+        found.entry(name_of(object).1).or_insert(object);
+    }
+    found
+}
+
+/// The owners given (ReplicaSets, Jobs, …), found as a pod's owner
+/// reference names them: by uid when both have one, else by kind and name.
+/// Each pod then finds its owner at once, not by looking at them all.
+struct OwnerIndex<'a, 't> {
+    owners: &'a [Json<'t>],
+    /// The first owner with each uid.
+    by_uid: HashMap<&'a str, usize>,
+    /// The first owner of each kind and name…
+    by_name: HashMap<(&'a str, &'a str), usize>,
+    /// … and the first of those without a uid.
+    by_name_without_uid: HashMap<(&'a str, &'a str), usize>,
+}
+
+impl<'a, 't> OwnerIndex<'a, 't> {
+    fn new(owners: &'a [Json<'t>]) -> Self {
+        let mut index = Self {
+            owners,
+            by_uid: HashMap::new(),
+            by_name: HashMap::new(),
+            by_name_without_uid: HashMap::new(),
+        };
+        for (i, owner) in owners.iter().enumerate() {
+            let key = (
+                at(owner, "/kind").as_str().unwrap_or_default(),
+                name_of(owner).1,
+            );
+            index.by_name.entry(key).or_insert(i);
+            match at(owner, "/metadata/uid").as_str() {
+                Some(uid) => index.by_uid.entry(uid).or_insert(i),
+                None => index.by_name_without_uid.entry(key).or_insert(i),
+            };
+        }
+        index
+    }
+
+    /// The controller that owns a pod: the first owner its controller
+    /// reference (or else its first reference) names.
+    fn owner_of(&self, pod: &Json<'_>) -> Option<&'a Json<'t>> {
         let references = at(pod, "/metadata/ownerReferences").as_array()?;
         let reference = references
             .iter()
             .find(|r| at(r, "/controller").as_bool() == Some(true))
             .or_else(|| references.first())?;
-        self.owners
-            .iter()
-            .find(|owner| match at(reference, "/uid").as_str() {
-                Some(uid) if at(owner, "/metadata/uid").is_string() => {
-                    at(owner, "/metadata/uid").as_str() == Some(uid)
-                }
-                _ => {
-                    at(owner, "/kind") == at(reference, "/kind")
-                        && name_of(owner).1 == at(reference, "/name").as_str().unwrap_or_default()
-                }
-            })
+        // Every owner's kind is a string: a reference of another kind
+        // names none.
+        let name = at(reference, "/kind")
+            .as_str()
+            .map(|kind| (kind, at(reference, "/name").as_str().unwrap_or_default()));
+        let first = match at(reference, "/uid").as_str() {
+            // An owner with a uid is that owner; one without, the one of
+            // that kind and name.
+            Some(uid) => {
+                let by_name = name.and_then(|name| self.by_name_without_uid.get(&name));
+                self.by_uid.get(uid).into_iter().chain(by_name).min()
+            }
+            None => name.and_then(|name| self.by_name.get(&name)),
+        };
+        first.and_then(|&i| self.owners.get(i))
     }
 }
 
@@ -552,6 +603,85 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    /// What finding a pod's owner meant before the owners were indexed: the
+    /// first owner the reference matches, looking at each.
+    fn owner_by_looking_at_each<'a, 't>(
+        owners: &'a [Json<'t>],
+        pod: &Json<'_>,
+    ) -> Option<&'a Json<'t>> {
+        let references = at(pod, "/metadata/ownerReferences").as_array()?;
+        let reference = references
+            .iter()
+            .find(|r| at(r, "/controller").as_bool() == Some(true))
+            .or_else(|| references.first())?;
+        owners
+            .iter()
+            .find(|owner| match at(reference, "/uid").as_str() {
+                Some(uid) if at(owner, "/metadata/uid").is_string() => {
+                    at(owner, "/metadata/uid").as_str() == Some(uid)
+                }
+                _ => {
+                    at(owner, "/kind") == at(reference, "/kind")
+                        && name_of(owner).1 == at(reference, "/name").as_str().unwrap_or_default()
+                }
+            })
+    }
+
+    #[test]
+    fn a_pod_finds_the_owner_it_found_by_looking_at_each() {
+        let owner = |kind: &str, name: &str, uid: Option<&str>| {
+            let mut owner = json!({"kind": kind, "metadata": {"name": name, "namespace": "shop"}});
+            if let Some(uid) = uid {
+                owner["metadata"]["uid"] = json!(uid);
+            }
+            Json::from(owner)
+        };
+        // The same names with and without uids, a uid given twice, a name
+        // of two kinds, an owner without a name.
+        let owners = [
+            owner("ReplicaSet", "b", None),
+            owner("ReplicaSet", "a", Some("u1")),
+            owner("ReplicaSet", "a", None),
+            owner("Job", "a", Some("u2")),
+            owner("ReplicaSet", "b", Some("u3")),
+            owner("ReplicaSet", "c", Some("u1")),
+            owner("StatefulSet", "", None),
+        ];
+        let index = OwnerIndex::new(&owners);
+        let mut tried = 0;
+        for kind in [
+            json!("ReplicaSet"),
+            json!("Job"),
+            json!("StatefulSet"),
+            json!(1),
+        ] {
+            for name in [json!("a"), json!("b"), json!("c"), json!(""), json!(null)] {
+                for uid in [None, Some("u1"), Some("u2"), Some("u3"), Some("gone")] {
+                    for controller in [json!(true), json!(false), json!(null)] {
+                        let mut reference =
+                            json!({"kind": kind, "name": name, "controller": controller});
+                        if let Some(uid) = uid {
+                            reference["uid"] = json!(uid);
+                        }
+                        let other = json!({"kind": "ReplicaSet", "name": "b", "uid": "u3"});
+                        let pod = Json::from(json!({"kind": "Pod", "metadata": {"name": "p",
+                            "ownerReferences": [other, reference]}}));
+                        let expected = owner_by_looking_at_each(&owners, &pod);
+                        assert!(
+                            index.owner_of(&pod).map(std::ptr::from_ref)
+                                == expected.map(std::ptr::from_ref),
+                            "{pod:?}"
+                        );
+                        tried += usize::from(expected.is_some());
+                    }
+                }
+            }
+        }
+        assert!(tried > 100, "{tried}");
+        let orphan = Json::from(json!({"kind": "Pod", "metadata": {"name": "p"}}));
+        assert!(index.owner_of(&orphan).is_none());
     }
 
     #[test]
