@@ -6,7 +6,9 @@
 //! a knowledge base's expressions, and keeping every one compiled would
 //! cost far more time and memory than checking it. A knowledge base written
 //! as bytes carries a DFA of each, built then, so that a program loading it
-//! (`kb` its bundled one) answers at once.
+//! (`kb` its bundled one) answers at once, and strings one of which every
+//! match contains: a text without any of them is answered without even
+//! loading that DFA.
 
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
@@ -19,6 +21,7 @@ use regex_automata::dfa::{Automaton, StartKind, dense, sparse};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, NFA, pikevm, pikevm::PikeVM};
 use regex_automata::util::pool::Pool;
+use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::snapshot::SharedBytes;
@@ -48,6 +51,9 @@ pub(crate) struct Pattern {
     ahead: Option<Bytes>,
     /// That DFA, ready to search.
     dfa: OnceLock<Option<sparse::DFA<Vec<u8>>>>,
+    /// Strings one of which every match contains, found when the knowledge
+    /// base was written as bytes ([`needles`]).
+    needles: Option<Box<[Bytes]>>,
     /// How many bytes that DFA searched, up to about [`WARM_BYTES`].
     scanned: AtomicU32,
     /// `None` when it does not compile, which checking it reports.
@@ -85,6 +91,7 @@ impl Pattern {
             source,
             ahead: None,
             dfa: OnceLock::new(),
+            needles: None,
             scanned: AtomicU32::new(0),
             regex: OnceLock::new(),
         }
@@ -98,11 +105,19 @@ impl Pattern {
         // once do not contend; a count lost now and then does not matter.
         let scanned = self.scanned.load(Ordering::Relaxed);
         if scanned < WARM_BYTES {
-            if let Some(Ok(found)) = self.dfa().map(|dfa| dfa.try_search_fwd(&input)) {
-                let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+            let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+            let found = if self.lacks_needles(text) {
+                Some(false)
+            } else {
+                match self.dfa().map(|dfa| dfa.try_search_fwd(&input)) {
+                    Some(Ok(found)) => Some(found.is_some()),
+                    _ => None,
+                }
+            };
+            if found.is_some() {
                 self.scanned
                     .store(scanned.saturating_add(len), Ordering::Relaxed);
-                return Some(found.is_some());
+                return found;
             }
         }
         let regex = self.regex()?;
@@ -121,6 +136,9 @@ impl Pattern {
     /// The first group the expression captures in `text`, or the whole
     /// match when it has no group; `None` when it does not compile.
     pub fn capture<'t>(&self, text: &'t str) -> Option<Option<&'t str>> {
+        if self.lacks_needles(text) {
+            return Some(None);
+        }
         let regex = self.regex()?;
         let mut caches = regex.caches.get();
         let cache = caches
@@ -130,6 +148,16 @@ impl Pattern {
         regex.pikevm.captures(cache, text, &mut captures);
         let span = captures.get_group(1).or_else(|| captures.get_group(0));
         Some(span.and_then(|span| text.get(span.range())))
+    }
+
+    /// Whether `text` contains none of the strings one of which every match
+    /// contains, so that it cannot match; `false` when there are none.
+    fn lacks_needles(&self, text: &str) -> bool {
+        self.needles.as_ref().is_some_and(|needles| {
+            !needles
+                .iter()
+                .any(|needle| memchr::memmem::find(text.as_bytes(), needle).is_some())
+        })
     }
 
     /// The DFA built ahead of time, if there is one.
@@ -214,6 +242,43 @@ fn ahead(source: &str) -> Option<Bytes> {
     Some(Bytes::from(dfa.to_bytes_little_endian()))
 }
 
+/// Strings one of which every match of the expression contains: the
+/// literals every match starts with, or those every match ends with,
+/// whichever are fewer and longer. None when there is no such finite set of
+/// at most [`MAX_NEEDLES`], or when a match may be empty. Look-around
+/// assertions (`^`, `\b`) count as matching anywhere, so a text with a
+/// needle may still not match; one without any cannot.
+fn needles(source: &str) -> Option<Box<[Bytes]>> {
+    let hir = regex_syntax::Parser::new().parse(source).ok()?;
+    let candidate = |kind| {
+        let mut seq = Extractor::new().kind(kind).extract(&hir);
+        seq.dedup();
+        let len = seq.len()?;
+        (len <= MAX_NEEDLES && seq.min_literal_len()? > 0).then_some(seq)
+    };
+    // Longer needles are rarer; fewer are quicker to look for.
+    let best = |seq: &Seq| (seq.min_literal_len(), std::cmp::Reverse(seq.len()));
+    let seq = match (
+        candidate(ExtractKind::Prefix),
+        candidate(ExtractKind::Suffix),
+    ) {
+        (Some(prefix), Some(suffix)) if best(&suffix) > best(&prefix) => suffix,
+        (Some(prefix), _) => prefix,
+        (None, suffix) => suffix?,
+    };
+    let literals = seq.literals()?;
+    Some(
+        literals
+            .iter()
+            .map(|literal| Bytes::copy_from_slice(literal.as_bytes()))
+            .collect(),
+    )
+}
+
+/// The most needles looked for before a DFA searches: case-insensitive
+/// expressions spell each letter both ways, and the DFA is quicker there.
+const MAX_NEEDLES: usize = 32;
+
 /// The largest DFA built ahead of time.
 const AHEAD_LIMIT: usize = 256 << 10;
 
@@ -233,6 +298,7 @@ impl Clone for Pattern {
             source: self.source.clone(),
             ahead: self.ahead.clone(),
             dfa: self.dfa.clone(),
+            needles: self.needles.clone(),
             scanned: AtomicU32::new(self.scanned.load(Ordering::Relaxed)),
             regex: self.regex.clone(),
         }
@@ -242,15 +308,20 @@ impl Clone for Pattern {
 impl Serialize for Pattern {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let ahead = self.ahead.clone().or_else(|| ahead(&self.source));
-        (&self.source, ahead.map(SharedBytes)).serialize(serializer)
+        let needles = self.needles.clone().or_else(|| needles(&self.source));
+        let needles =
+            needles.map(|needles| needles.into_iter().map(SharedBytes).collect::<Vec<_>>());
+        (&self.source, ahead.map(SharedBytes), needles).serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (source, ahead) = <(Box<str>, Option<SharedBytes>)>::deserialize(deserializer)?;
+        let (source, ahead, needles) =
+            <(Box<str>, Option<SharedBytes>, Option<Vec<SharedBytes>>)>::deserialize(deserializer)?;
         Ok(Self {
             ahead: ahead.map(|SharedBytes(bytes)| bytes),
+            needles: needles.map(|needles| needles.into_iter().map(|SharedBytes(b)| b).collect()),
             ..Self::new(source)
         })
     }
@@ -260,7 +331,12 @@ impl<'de> Deserialize<'de> for Pattern {
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
 
-    use super::{Pattern, WARM_BYTES};
+    use std::collections::HashMap;
+    use std::sync::LazyLock;
+
+    use proptest::prelude::*;
+
+    use super::{Pattern, WARM_BYTES, needles};
 
     const SOURCE: &str = r"(?i)exit code:? (\d+)|\bOOMKilled\b";
 
@@ -320,5 +396,104 @@ mod tests {
         assert!(loaded.ahead.is_none());
         assert_eq!(loaded.is_match(&format!("a{}", "b".repeat(20))), Some(true));
         assert_eq!(loaded.is_match(&"b".repeat(21)), Some(false));
+    }
+
+    /// A pattern as a program loading a knowledge base has it.
+    fn loaded(source: &str) -> Pattern {
+        let bytes = postcard::to_allocvec(&Pattern::check(source).unwrap()).unwrap();
+        postcard::from_bytes(&bytes).unwrap()
+    }
+
+    #[test]
+    fn a_text_without_what_every_match_contains_is_answered_without_a_dfa() {
+        let source = r"^(Failed to pull image|Back-off pulling image) |\bErrImagePull\b";
+        let pattern = loaded(source);
+        assert!(pattern.needles.is_some());
+        assert_eq!(pattern.is_match("0/3 nodes are available"), Some(false));
+        assert_eq!(pattern.capture("0/3 nodes are available"), Some(None));
+        assert!(pattern.dfa.get().is_none(), "nothing loaded");
+        assert!(pattern.regex.get().is_none(), "nothing compiled");
+        // A needle is not a match: the anchor and the word boundary decide.
+        for text in [
+            "x Failed to pull image a",
+            "ErrImagePullX",
+            "ErrImagePull: x",
+        ] {
+            let expected = regex::Regex::new(source).unwrap().is_match(text);
+            assert_eq!(pattern.is_match(text), Some(expected), "{text}");
+        }
+        assert!(pattern.dfa.get().is_some());
+    }
+
+    #[test]
+    fn needles_are_looked_for_only_when_few_and_never_empty() {
+        let count = |source| needles(source).map(|needles| needles.len());
+        assert_eq!(
+            count(r"Insufficient (cpu|memory)"),
+            Some(2),
+            "the prefixes, longer than the suffixes"
+        );
+        assert_eq!(count(r"toomanyrequests|429 Too Many Requests"), Some(2));
+        assert_eq!(count(r"\S+ not found$"), Some(1), "the suffix");
+        assert_eq!(
+            count(r"(?i)no command specified"),
+            None,
+            "too many spellings"
+        );
+        assert_eq!(count(r"a*|b"), None, "may match the empty text");
+        assert_eq!(count(r"\S\s+\S"), None, "no literal");
+    }
+
+    const SOURCES: [&str; 7] = [
+        r"^(Failed to pull image|Back-off pulling image) ",
+        r"\bErrImagePull\b|(?i:unauthorized)",
+        r"code = NotFound|manifest for \S+ not found|: not found\b",
+        r"(?i)k8s|ſ",
+        r"Insufficient (cpu|memory)|Too many pods$",
+        r"exec: .*permission denied",
+        r"(maximum|minimum) [\w./-]+ usage per (Container|Pod) is ",
+    ];
+
+    /// Each of [`SOURCES`] written as bytes, once: building a DFA is slow.
+    static WRITTEN: LazyLock<HashMap<&str, Vec<u8>>> = LazyLock::new(|| {
+        SOURCES
+            .iter()
+            .map(|source| {
+                let pattern = Pattern::check(source).unwrap();
+                (*source, postcard::to_allocvec(&pattern).unwrap())
+            })
+            .collect()
+    });
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Built from pieces of the expressions, texts often hold a needle
+        /// in the wrong place, or half of one.
+        #[test]
+        fn a_loaded_expression_matches_and_captures_as_the_regex_crate_does(
+            source in prop::sample::select(&SOURCES[..]),
+            pieces in prop::collection::vec(
+                prop::sample::select(vec![
+                    "Failed to pull image ", "Back-off pulling image", "ErrImagePull", "x",
+                    "UNAUTHORIZED", "unauth", "code = NotFound", "manifest for ", " not found",
+                    ": not found", "K8S", "\u{212A}8s", "\u{17F}", "s", "Insufficient cpu",
+                    "Insufficient ", "Too many pods", "exec: ", "permission denied", "maximum ",
+                    "cpu/x", " usage per Pod is ", " ", "\n", "中文",
+                ]),
+                0..6,
+            ),
+        ) {
+            let text = pieces.concat();
+            // Loaded afresh: the needles are looked for until it has searched enough.
+            let pattern: Pattern = postcard::from_bytes(WRITTEN.get(source).unwrap()).unwrap();
+            let regex = regex::Regex::new(source).unwrap();
+            let captured = regex
+                .captures(&text)
+                .and_then(|found| found.get(1).or_else(|| found.get(0)))
+                .map(|m| m.as_str());
+            prop_assert_eq!(pattern.is_match(&text), Some(regex.is_match(&text)));
+            prop_assert_eq!(pattern.capture(&text), Some(captured));
+        }
     }
 }
