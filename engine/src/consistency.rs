@@ -5,13 +5,18 @@
 
 use petgraph::graph::NodeIndex;
 
-use crate::expr::CExpr;
+use crate::expr::{CExpr, ExprId};
 use crate::kb::{
     CauseId, CheckId, FactId, Id, KnowledgeBase, Name, Node, SymptomId, Target, Template,
 };
 
 /// The first inconsistency found, in words.
 pub(crate) fn check(kb: &KnowledgeBase) -> Result<(), String> {
+    // Expressions inside others are taken; each condition and derivation
+    // takes one more, so that no expression is walked twice.
+    let mut taken = kb
+        .exprs
+        .check(crate::snapshot::MAX_DEPTH, kb.facts.len(), kb.inputs.len())?;
     let nodes = kb.graph.node_count();
     // Where each node stands in `topo`: every edge and every way from a
     // check to the next must go forward, so that nothing leads in circles.
@@ -69,7 +74,7 @@ pub(crate) fn check(kb: &KnowledgeBase) -> Result<(), String> {
             facts(&symptom.when_facts),
             "a symptom names a fact that does not exist",
         )?;
-        expression(kb, &symptom.when, None)?;
+        expression(kb, symptom.when, None, &mut taken)?;
     }
     for (i, check) in kb.checks.iter().enumerate() {
         ensure(
@@ -87,7 +92,7 @@ pub(crate) fn check(kb: &KnowledgeBase) -> Result<(), String> {
                 "a branch names a fact that does not exist",
             )?;
             if let Some(condition) = &branch.condition {
-                expression(kb, condition, None)?;
+                expression(kb, *condition, None, &mut taken)?;
             }
         }
         if let Some(next) = check.next {
@@ -112,8 +117,8 @@ pub(crate) fn check(kb: &KnowledgeBase) -> Result<(), String> {
             facts(&fact.reads),
             "a fact reads a fact that does not exist",
         )?;
-        if let Some(from) = &fact.from {
-            expression(kb, from, Some(&fact.reads))?;
+        if let Some(from) = fact.from {
+            expression(kb, from, Some(&fact.reads), &mut taken)?;
         }
         template(kb, fact.gather.as_ref())?;
     }
@@ -135,22 +140,35 @@ pub(crate) fn check(kb: &KnowledgeBase) -> Result<(), String> {
     Ok(())
 }
 
-/// An expression reads only inputs and facts that exist; a fact's
-/// derivation, only the facts it lists as read (they are computed first).
-fn expression(kb: &KnowledgeBase, expr: &CExpr, reads: Option<&[FactId]>) -> Result<(), String> {
+/// An expression exists ([`crate::expr::Exprs::check`] checked what it
+/// reads) and is no other's; a fact's derivation reads only the facts it
+/// lists as read (they are computed first).
+fn expression(
+    kb: &KnowledgeBase,
+    expr: ExprId,
+    reads: Option<&[FactId]>,
+    taken: &mut [bool],
+) -> Result<(), String> {
+    let slot = taken.get_mut(expr.index());
+    ensure(
+        slot.as_ref().is_some_and(|taken| !**taken),
+        "a condition or derivation does not exist, or is another's",
+    )?;
+    if let Some(slot) = slot {
+        *slot = true;
+    }
+    let Some(reads) = reads else {
+        return Ok(());
+    };
     let mut stack = vec![expr];
     while let Some(expr) = stack.pop() {
-        match expr {
-            CExpr::Fact(id) => ensure(
-                reads.map_or(id.0 < kb.facts.len(), |reads| reads.contains(id)),
-                "an expression reads a fact that does not exist or is not listed",
-            )?,
-            CExpr::Input(id) => ensure(
-                id.0 < kb.inputs.len(),
-                "an expression reads an input that does not exist",
-            )?,
-            _ => expr.each_child(|child| stack.push(child)),
+        if let Some(CExpr::Fact(id)) = kb.exprs.get(expr) {
+            ensure(
+                reads.contains(id),
+                "a derivation reads a fact it does not list",
+            )?;
         }
+        kb.exprs.each_child(expr, |child| stack.push(child));
     }
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::diagnosis::*;
-use crate::expr::{CExpr, Eval, Scope};
+use crate::expr::{Eval, ExprId, Scope};
 use crate::json::Json;
 use crate::kb::*;
 use crate::template::command_text;
@@ -257,7 +257,7 @@ impl<'a> Run<'a> {
         if let Some(slot) = self.memo.get_mut(id.0) {
             *slot = Slot::Computing;
         }
-        let raw = match (self.input.given.get(id.0), &fact.from) {
+        let raw = match (self.input.given.get(id.0), fact.from) {
             (Some(Some(json)), _) => Value::from_json(json),
             (_, Some(from)) => {
                 let outer = std::mem::take(&mut self.reading);
@@ -283,8 +283,9 @@ impl<'a> Run<'a> {
         value
     }
 
-    fn eval(&mut self, expr: &'a CExpr) -> Value<'a> {
+    fn eval(&mut self, expr: ExprId) -> Value<'a> {
         Eval {
+            exprs: &self.kb.exprs,
             scope: self,
             elements: Vec::new(),
         }
@@ -292,7 +293,7 @@ impl<'a> Run<'a> {
     }
 
     /// Evaluates a condition and records what it saw.
-    fn condition(&mut self, expr: &'a CExpr, check: Option<&str>, text: &str) -> Evidence {
+    fn condition(&mut self, expr: ExprId, check: Option<&str>, text: &str) -> Evidence {
         let (result, reading) = self.test(expr);
         self.evidence(check, text, result, &reading)
     }
@@ -300,7 +301,7 @@ impl<'a> Run<'a> {
     /// A condition's truth and the facts it read, in the order it read them.
     /// Cheaper than [`Run::condition`]: most conditions do not hold, and
     /// their evidence is never shown.
-    fn test(&mut self, expr: &'a CExpr) -> (Truth, Vec<FactId>) {
+    fn test(&mut self, expr: ExprId) -> (Truth, Vec<FactId>) {
         self.reading.clear();
         let result = self.eval(expr).truth();
         (result, std::mem::take(&mut self.reading))
@@ -340,7 +341,7 @@ impl<'a> Run<'a> {
     fn way(&mut self, symptom: SymptomId, steps: &[Step], lang: Lang) -> Option<WhyNot> {
         let kb = self.kb;
         let info = kb.symptoms.get(symptom.0)?;
-        let when = self.condition(&info.when, None, &info.when_text);
+        let when = self.condition(info.when, None, &info.when_text);
         let mut stopped_at = (when.result != Truth::True).then_some(0);
         let mut evidence = vec![when];
         for step in steps {
@@ -357,7 +358,7 @@ impl<'a> Run<'a> {
                 .and_then(|index| check.branches.get(index))
                 .and_then(|b| b.condition.as_ref().zip(b.condition_text.as_ref()));
             let item = match condition {
-                Some((condition, text)) => self.condition(condition, Some(title), text),
+                Some((condition, text)) => self.condition(*condition, Some(title), text),
                 // `else`, or past the check to the next one.
                 None => self.none_holds(check, title),
             };
@@ -379,7 +380,7 @@ impl<'a> Run<'a> {
         let mut facts_read = Vec::new();
         for branch in &check.branches {
             if let Some(condition) = &branch.condition {
-                let (result, reading) = self.test(condition);
+                let (result, reading) = self.test(*condition);
                 any_if = any_if.or(result);
                 add_new(&mut facts_read, &reading);
             }
@@ -413,7 +414,7 @@ impl<'a> Run<'a> {
                     let Some(symptom) = kb.symptoms.get(s.0) else {
                         continue;
                     };
-                    let (truth, reading) = self.test(&symptom.when);
+                    let (truth, reading) = self.test(symptom.when);
                     // A symptom none of whose facts is known has nothing in
                     // the input speaking for it (a pod symptom on a Namespace).
                     if truth == Truth::False
@@ -490,7 +491,7 @@ impl<'a> Run<'a> {
         for branch in &check.branches {
             let (result, reading) = match &branch.condition {
                 Some(condition) => {
-                    let (result, reading) = self.test(condition);
+                    let (result, reading) = self.test(*condition);
                     any_if = any_if.or(result);
                     add_new(&mut facts_read, &reading);
                     (result, Some(reading))

@@ -2,116 +2,253 @@
 
 use std::rc::Rc;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::json::Json;
 use crate::kb::{FactId, InputId};
 use crate::pattern::Pattern;
 use crate::value::{Elements, Truth, Value};
 
-/// An expression with every name resolved and every type checked.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(remote = "Self")]
+/// Where an expression is in its knowledge base's [`Exprs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ExprId(u32);
+
+impl ExprId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A run of [`Exprs::operands`] (the items of a list, the arguments of
+/// `coalesce`) or of [`Exprs::strings`].
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// A regular expression of [`Exprs::patterns`].
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct PatternId(u32);
+
+/// Every expression of a knowledge base, in one arena where an expression's
+/// operands come before it: loading a knowledge base decodes a few vectors
+/// rather than allocating each operand on its own, and checking it needs no
+/// recursion.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Exprs {
+    nodes: Vec<CExpr>,
+    operands: Vec<ExprId>,
+    /// The strings of literals and field names, one after the other.
+    strings: String,
+    patterns: Vec<Pattern>,
+}
+
+/// An expression with every name resolved and every type checked; its
+/// operands are in the same [`Exprs`].
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) enum CExpr {
     Bool(bool),
     Number(f64),
-    Text(Box<str>),
-    List(Vec<CExpr>),
+    Text(Span),
+    List(Span),
     Fact(FactId),
     Input(InputId),
     /// The list element a filter or predicate is looking at.
     Element,
-    Field(Box<CExpr>, Box<str>),
-    Index(Box<CExpr>, Box<CExpr>),
-    Filter(Box<CExpr>, Box<CExpr>),
-    Not(Box<CExpr>),
-    And(Box<CExpr>, Box<CExpr>),
-    Or(Box<CExpr>, Box<CExpr>),
-    Compare(Cmp, Box<CExpr>, Box<CExpr>),
-    Contains(Box<CExpr>, Box<CExpr>),
-    StartsWith(Box<CExpr>, Box<CExpr>),
-    EndsWith(Box<CExpr>, Box<CExpr>),
-    In(Box<CExpr>, Box<CExpr>),
-    Matches(Box<CExpr>, Box<Pattern>),
-    Exists(Box<CExpr>),
-    Any(Box<CExpr>, Box<CExpr>),
-    All(Box<CExpr>, Box<CExpr>),
-    Count(Box<CExpr>, Option<Box<CExpr>>),
-    First(Box<CExpr>),
-    Last(Box<CExpr>),
-    Len(Box<CExpr>),
-    Lower(Box<CExpr>),
+    Field(ExprId, Span),
+    Index(ExprId, ExprId),
+    Filter(ExprId, ExprId),
+    Not(ExprId),
+    And(ExprId, ExprId),
+    Or(ExprId, ExprId),
+    Compare(Cmp, ExprId, ExprId),
+    Contains(ExprId, ExprId),
+    StartsWith(ExprId, ExprId),
+    EndsWith(ExprId, ExprId),
+    In(ExprId, ExprId),
+    Matches(ExprId, PatternId),
+    Exists(ExprId),
+    Any(ExprId, ExprId),
+    All(ExprId, ExprId),
+    Count(ExprId, Option<ExprId>),
+    First(ExprId),
+    Last(ExprId),
+    Len(ExprId),
+    Lower(ExprId),
     /// The first argument that holds a value.
-    Coalesce(Vec<CExpr>),
+    Coalesce(Span),
     /// The lists one after the other.
-    Concat(Vec<CExpr>),
+    Concat(Span),
     /// The first group a regular expression captures in a string.
-    Capture(Box<CExpr>, Box<Pattern>),
+    Capture(ExprId, PatternId),
     /// A string read as a number (`"250"` → 250).
-    ToNumber(Box<CExpr>),
+    ToNumber(ExprId),
 }
 
-impl Serialize for CExpr {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        CExpr::serialize(self, serializer)
+impl Exprs {
+    /// Adds an expression whose operands are already in.
+    pub fn push(&mut self, expr: CExpr) -> ExprId {
+        self.nodes.push(expr);
+        ExprId(index_u32(self.nodes.len() - 1))
     }
-}
 
-/// Bounded in depth when read from bytes ([`crate::snapshot::nested`]).
-impl<'de> Deserialize<'de> for CExpr {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::snapshot::nested(deserializer, CExpr::deserialize)
+    pub fn push_operands(&mut self, operands: impl IntoIterator<Item = ExprId>) -> Span {
+        let start = index_u32(self.operands.len());
+        self.operands.extend(operands);
+        Span {
+            start,
+            end: index_u32(self.operands.len()),
+        }
     }
-}
 
-impl CExpr {
-    /// Calls `f` with each expression directly inside this one.
-    pub(crate) fn each_child<'e>(&'e self, mut f: impl FnMut(&'e CExpr)) {
-        match self {
-            Self::Bool(_)
-            | Self::Number(_)
-            | Self::Text(_)
-            | Self::Fact(_)
-            | Self::Input(_)
-            | Self::Element => {}
-            Self::List(items) | Self::Coalesce(items) | Self::Concat(items) => {
-                items.iter().for_each(f);
+    pub fn push_str(&mut self, text: &str) -> Span {
+        let start = index_u32(self.strings.len());
+        self.strings.push_str(text);
+        Span {
+            start,
+            end: index_u32(self.strings.len()),
+        }
+    }
+
+    pub fn push_pattern(&mut self, pattern: Pattern) -> PatternId {
+        self.patterns.push(pattern);
+        PatternId(index_u32(self.patterns.len() - 1))
+    }
+
+    /// The expression; `None` only for ids of another knowledge base.
+    pub fn get(&self, id: ExprId) -> Option<&CExpr> {
+        self.nodes.get(id.index())
+    }
+
+    pub fn operands(&self, span: Span) -> &[ExprId] {
+        self.operands.get(span.range()).unwrap_or_default()
+    }
+
+    pub fn str(&self, span: Span) -> &str {
+        self.strings.get(span.range()).unwrap_or_default()
+    }
+
+    fn pattern(&self, id: PatternId) -> Option<&Pattern> {
+        self.patterns.get(id.0 as usize)
+    }
+
+    /// Calls `f` with each expression directly inside `id`.
+    pub fn each_child(&self, id: ExprId, mut f: impl FnMut(ExprId)) {
+        let Some(expr) = self.get(id) else {
+            return;
+        };
+        match *expr {
+            CExpr::Bool(_)
+            | CExpr::Number(_)
+            | CExpr::Text(_)
+            | CExpr::Fact(_)
+            | CExpr::Input(_)
+            | CExpr::Element => {}
+            CExpr::List(items) | CExpr::Coalesce(items) | CExpr::Concat(items) => {
+                self.operands(items).iter().copied().for_each(f);
             }
-            Self::Field(of, _)
-            | Self::Not(of)
-            | Self::Matches(of, _)
-            | Self::Exists(of)
-            | Self::First(of)
-            | Self::Last(of)
-            | Self::Len(of)
-            | Self::Lower(of)
-            | Self::Capture(of, _)
-            | Self::ToNumber(of)
-            | Self::Count(of, None) => f(of),
-            Self::Index(a, b)
-            | Self::Filter(a, b)
-            | Self::And(a, b)
-            | Self::Or(a, b)
-            | Self::Compare(_, a, b)
-            | Self::Contains(a, b)
-            | Self::StartsWith(a, b)
-            | Self::EndsWith(a, b)
-            | Self::In(a, b)
-            | Self::Any(a, b)
-            | Self::All(a, b)
-            | Self::Count(a, Some(b)) => {
+            CExpr::Field(of, _)
+            | CExpr::Not(of)
+            | CExpr::Matches(of, _)
+            | CExpr::Exists(of)
+            | CExpr::First(of)
+            | CExpr::Last(of)
+            | CExpr::Len(of)
+            | CExpr::Lower(of)
+            | CExpr::Capture(of, _)
+            | CExpr::ToNumber(of)
+            | CExpr::Count(of, None) => f(of),
+            CExpr::Index(a, b)
+            | CExpr::Filter(a, b)
+            | CExpr::And(a, b)
+            | CExpr::Or(a, b)
+            | CExpr::Compare(_, a, b)
+            | CExpr::Contains(a, b)
+            | CExpr::StartsWith(a, b)
+            | CExpr::EndsWith(a, b)
+            | CExpr::In(a, b)
+            | CExpr::Any(a, b)
+            | CExpr::All(a, b)
+            | CExpr::Count(a, Some(b)) => {
                 f(a);
                 f(b);
             }
         }
     }
 
-    /// Whether it reads the element of a filter or predicate (`.`).
-    fn reads_element(&self) -> bool {
-        let mut reads = matches!(self, Self::Element);
-        self.each_child(|child| reads = reads || child.reads_element());
+    /// Whether `id` reads the element of a filter or predicate (`.`).
+    fn reads_element(&self, id: ExprId) -> bool {
+        let mut reads = matches!(self.get(id), Some(CExpr::Element));
+        self.each_child(id, |child| reads = reads || self.reads_element(child));
         reads
     }
+
+    /// Whether the arena holds together, for one decoded from bytes: every
+    /// operand comes before the expression it is in and is in only one,
+    /// every run and regular expression exists, and nothing is nested
+    /// deeper than `max_depth` (evaluating recurses as deep as that). Facts
+    /// and inputs are checked against how many there are. Tells, by id,
+    /// which expressions are inside another.
+    pub fn check(
+        &self,
+        max_depth: usize,
+        facts: usize,
+        inputs: usize,
+    ) -> Result<Vec<bool>, String> {
+        let mut depth = vec![0usize; self.nodes.len()];
+        let mut inside = vec![false; self.nodes.len()];
+        for (at, expr) in self.nodes.iter().enumerate() {
+            let id = ExprId(index_u32(at));
+            let mut deepest = 0;
+            let mut fine = true;
+            self.each_child(id, |child| {
+                let earlier = child.index() < at;
+                let alone = inside.get(child.index()).is_some_and(|seen| !seen);
+                fine &= earlier && alone;
+                if let Some(seen) = inside.get_mut(child.index()) {
+                    *seen = true;
+                }
+                deepest = deepest.max(depth.get(child.index()).copied().unwrap_or(0));
+            });
+            let runs = match *expr {
+                CExpr::List(items) | CExpr::Coalesce(items) | CExpr::Concat(items) => {
+                    self.operands.get(items.range()).is_some()
+                }
+                CExpr::Text(text) | CExpr::Field(_, text) => {
+                    self.strings.get(text.range()).is_some()
+                }
+                CExpr::Matches(_, pattern) | CExpr::Capture(_, pattern) => {
+                    self.pattern(pattern).is_some()
+                }
+                CExpr::Fact(fact) => fact.0 < facts,
+                CExpr::Input(input) => input.0 < inputs,
+                _ => true,
+            };
+            if !(fine && runs) {
+                return Err(format!("expression {at} names what it cannot"));
+            }
+            if let Some(slot) = depth.get_mut(at) {
+                *slot = deepest + 1;
+                if *slot > max_depth {
+                    return Err(String::from("an expression is nested too deeply"));
+                }
+            }
+        }
+        Ok(inside)
+    }
+}
+
+/// Arenas hold far fewer than 2^32 of anything: a knowledge base that large
+/// could not be loaded.
+fn index_u32(index: usize) -> u32 {
+    u32::try_from(index).unwrap_or(u32::MAX)
 }
 
 /// A comparison operator.
@@ -135,23 +272,34 @@ pub(crate) trait Scope<'a> {
 }
 
 pub(crate) struct Eval<'s, 'a, S: Scope<'a>> {
+    pub exprs: &'a Exprs,
     pub scope: &'s mut S,
     pub elements: Vec<Value<'a>>,
 }
 
 impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
-    pub fn eval(&mut self, expr: &'a CExpr) -> Value<'a> {
-        match expr {
-            CExpr::Bool(b) => Value::Bool(*b),
-            CExpr::Number(n) => Value::Number(*n),
-            CExpr::Text(s) => Value::Text(s),
-            CExpr::List(items) => Value::List(items.iter().map(|e| self.eval(e)).collect()),
-            CExpr::Fact(id) => self.scope.fact(*id),
-            CExpr::Input(id) => self.scope.input(*id),
+    pub fn eval(&mut self, id: ExprId) -> Value<'a> {
+        let exprs = self.exprs;
+        let Some(expr) = exprs.get(id) else {
+            return Value::Unknown;
+        };
+        match *expr {
+            CExpr::Bool(b) => Value::Bool(b),
+            CExpr::Number(n) => Value::Number(n),
+            CExpr::Text(s) => Value::Text(exprs.str(s)),
+            CExpr::List(items) => Value::List(
+                exprs
+                    .operands(items)
+                    .iter()
+                    .map(|&e| self.eval(e))
+                    .collect(),
+            ),
+            CExpr::Fact(id) => self.scope.fact(id),
+            CExpr::Input(id) => self.scope.input(id),
             CExpr::Element => self.elements.last().cloned().unwrap_or(Value::Unknown),
             CExpr::Field(of, name) => {
                 let of = self.eval(of);
-                field(&of, name)
+                field(&of, exprs.str(name))
             }
             CExpr::Index(of, index) => {
                 let of = self.eval(of);
@@ -166,7 +314,8 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             // about the element, it is tested first, and the list is made
             // only when it holds.
             CExpr::Filter(of, predicate)
-                if matches!(**of, CExpr::List(_)) && !predicate.reads_element() =>
+                if matches!(exprs.get(of), Some(CExpr::List(_)))
+                    && !exprs.reads_element(predicate) =>
             {
                 match self.eval(predicate).truth() {
                     Truth::True => self.eval(of),
@@ -223,7 +372,10 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             CExpr::EndsWith(a, b) => self.strings(a, b, |a, b| a.ends_with(b)),
             CExpr::Matches(a, regex) => match self.eval(a) {
                 Value::Unknown => Value::Unknown,
-                value => match value.as_str().map(|s| regex.is_match(s)) {
+                value => match value
+                    .as_str()
+                    .map(|s| exprs.pattern(regex).and_then(|regex| regex.is_match(s)))
+                {
                     None => Value::Bool(false),
                     Some(Some(found)) => Value::Bool(found),
                     Some(None) => Value::Unknown,
@@ -271,7 +423,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             },
             CExpr::Coalesce(options) => {
                 let mut unknown = false;
-                for option in options {
+                for &option in exprs.operands(options) {
                     match self.eval(option) {
                         Value::Absent => {}
                         Value::Unknown => unknown = true,
@@ -286,7 +438,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             }
             CExpr::Concat(lists) => {
                 let mut all = Vec::new();
-                for list in lists {
+                for &list in exprs.operands(lists) {
                     match self.eval(list) {
                         Value::Absent => {}
                         Value::Unknown => return Value::Unknown,
@@ -300,7 +452,10 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             }
             CExpr::Capture(text, regex) => match self.eval(text) {
                 value @ (Value::Unknown | Value::Absent) => value,
-                value => match value.as_str().map(|s| regex.capture(s)) {
+                value => match value
+                    .as_str()
+                    .map(|s| exprs.pattern(regex).and_then(|regex| regex.capture(s)))
+                {
                     None | Some(Some(None)) => Value::Absent,
                     Some(Some(Some(found))) => Value::Str(Rc::from(found)),
                     Some(None) => Value::Unknown,
@@ -328,19 +483,14 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
         }
     }
 
-    fn with_element(&mut self, element: Value<'a>, expr: &'a CExpr) -> Value<'a> {
+    fn with_element(&mut self, element: Value<'a>, expr: ExprId) -> Value<'a> {
         self.elements.push(element);
         let value = self.eval(expr);
         self.elements.pop();
         value
     }
 
-    fn strings(
-        &mut self,
-        a: &'a CExpr,
-        b: &'a CExpr,
-        test: impl Fn(&str, &str) -> bool,
-    ) -> Value<'a> {
+    fn strings(&mut self, a: ExprId, b: ExprId, test: impl Fn(&str, &str) -> bool) -> Value<'a> {
         let (a, b) = (self.eval(a), self.eval(b));
         if a.is_unknown() || b.is_unknown() {
             return Value::Unknown;
@@ -349,7 +499,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
     }
 
     /// `any` (decisive: true) or `all` (decisive: false).
-    fn quantify(&mut self, list: &'a CExpr, predicate: &'a CExpr, decisive: Truth) -> Value<'a> {
+    fn quantify(&mut self, list: ExprId, predicate: ExprId, decisive: Truth) -> Value<'a> {
         let list = self.eval(list);
         let mut result = !decisive;
         if matches!(list, Value::Absent) {
@@ -370,7 +520,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
 
     fn end(
         &mut self,
-        list: &'a CExpr,
+        list: ExprId,
         pick: impl Fn(Elements<'_, 'a>) -> Option<Value<'a>>,
     ) -> Value<'a> {
         match self.eval(list) {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnosis::Evidence;
 use crate::diagnosis::{FixFinding, StepFinding};
-use crate::expr::CExpr;
+use crate::expr::{ExprId, Exprs};
 use crate::needs::Needs;
 use crate::snapshot::Tests;
 use crate::template::Templates;
@@ -143,6 +143,8 @@ pub struct KnowledgeBase {
     pub(crate) templates: Templates,
     /// What the facts read of each input, by `InputId`.
     pub(crate) input_needs: Vec<Needs>,
+    /// The derivations of facts and the conditions, compiled.
+    pub(crate) exprs: Exprs,
     /// The documents an input may hold.
     pub inputs: Vec<InputInfo>,
     /// The facts, in declaration order.
@@ -204,7 +206,7 @@ pub struct FactInfo {
     pub gather: Option<Template>,
     /// The facts its derivation reads.
     pub reads: Vec<FactId>,
-    pub(crate) from: Option<CExpr>,
+    pub(crate) from: Option<ExprId>,
     /// Where it is declared.
     pub loc: Loc,
 }
@@ -220,7 +222,7 @@ pub struct SymptomInfo {
     pub explain: Option<LocalText>,
     /// When it shows, as written.
     pub when_text: String,
-    pub(crate) when: CExpr,
+    pub(crate) when: ExprId,
     /// The facts its `when` reads.
     pub when_facts: Vec<FactId>,
     /// Its checks, in order.
@@ -255,7 +257,7 @@ pub struct CheckInfo {
 pub struct BranchInfo {
     /// The condition as written; `None` for `else`.
     pub condition_text: Option<String>,
-    pub(crate) condition: Option<CExpr>,
+    pub(crate) condition: Option<ExprId>,
     /// The facts the condition reads.
     pub facts: Vec<FactId>,
     /// Where it leads.

@@ -194,7 +194,7 @@ where
 /// How deep the recursive parts of a knowledge base (expressions, types,
 /// what an input needs) may be nested in bytes: what compiling makes of
 /// the deepest expressions rules may hold, with room to spare.
-const MAX_DEPTH: usize = kb_dsl::MAX_EXPR_DEPTH + 8;
+pub(crate) const MAX_DEPTH: usize = kb_dsl::MAX_EXPR_DEPTH + 8;
 
 thread_local! {
     /// How deep the recursive part being decoded on this thread is.

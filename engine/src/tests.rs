@@ -1191,9 +1191,10 @@ test "full" {
 
     #[test]
     fn bytes_that_decode_but_do_not_hold_together_are_refused() {
+        use crate::expr::CExpr;
         use crate::kb::{CheckId, FactId, Target};
         type Alteration = fn(&mut KnowledgeBase);
-        let alterations: [(&str, Alteration); 6] = [
+        let alterations: [(&str, Alteration); 9] = [
             ("an incomplete order of nodes", |kb| {
                 kb.topo.pop();
             }),
@@ -1204,7 +1205,18 @@ test "full" {
                 kb.checks[0].branches[0].target = Target::Check(CheckId(0));
             }),
             ("a symptom reading a fact that does not exist", |kb| {
-                kb.symptoms[0].when = crate::expr::CExpr::Fact(FactId(999));
+                kb.symptoms[0].when = kb.exprs.push(CExpr::Fact(FactId(999)));
+            }),
+            ("a condition that does not exist", |kb| {
+                let past = kb.exprs.clone().push(CExpr::Bool(true));
+                kb.symptoms[0].when = past;
+            }),
+            ("one operand in two expressions", |kb| {
+                let operand = kb.exprs.push(CExpr::Bool(true));
+                kb.symptoms[0].when = kb.exprs.push(CExpr::And(operand, operand));
+            }),
+            ("one condition for a symptom and a branch", |kb| {
+                kb.checks[0].branches[0].condition = Some(kb.symptoms[0].when);
             }),
             ("a derivation reading a fact it does not list", |kb| {
                 let full = kb.facts.iter().position(|f| f.name == "full").unwrap();
@@ -1233,19 +1245,33 @@ test "full" {
     fn bytes_nested_too_deep_are_refused_before_they_exhaust_the_stack() {
         use crate::expr::CExpr;
         use crate::types::Ty;
-        // `not` around `not` … around `true`, and `list<list<…>>`, far
-        // deeper than any rule compiles to.
-        let not = postcard::to_allocvec(&CExpr::Not(Box::new(CExpr::Bool(true)))).unwrap();
-        let mut deep = vec![not[0]; 100_000];
-        deep.extend(postcard::to_allocvec(&CExpr::Bool(true)).unwrap());
-        assert!(postcard::from_bytes::<CExpr>(&deep).is_err());
+        // `list<list<…>>`, far deeper than any rule compiles to.
         let list = postcard::to_allocvec(&Ty::List(Box::new(Ty::Bool))).unwrap();
         let mut deep = vec![list[0]; 100_000];
         deep.extend(postcard::to_allocvec(&Ty::Bool).unwrap());
         assert!(postcard::from_bytes::<Ty>(&deep).is_err());
-        // As deep as compiling makes them, they decode.
-        let mut fine = vec![not[0]; kb_dsl::MAX_EXPR_DEPTH];
-        fine.extend(postcard::to_allocvec(&CExpr::Bool(true)).unwrap());
-        assert!(postcard::from_bytes::<CExpr>(&fine).is_ok());
+        // A symptom's `when`, `not` around `not` … around `true`: as deep as
+        // compiling makes expressions, it loads and evaluates; deeper, it
+        // is refused, checked without recursing.
+        let nested = |depth: usize| {
+            let mut kb = kb(RULES);
+            let mut when = kb.exprs.push(CExpr::Bool(true));
+            for _ in 0..depth {
+                when = kb.exprs.push(CExpr::Not(when));
+            }
+            kb.symptoms[0].when = when;
+            KnowledgeBase::from_bytes(kb.to_bytes().unwrap(), sources())
+        };
+        let fine = nested(kb_dsl::MAX_EXPR_DEPTH).unwrap();
+        let diagnosis = eval(&fine, &json!({"pod": {"status": {"phase": "Pending"}}}));
+        let even = kb_dsl::MAX_EXPR_DEPTH % 2 == 0;
+        assert_eq!(
+            diagnosis.symptoms.len(),
+            usize::from(even),
+            "`not`s cancel out"
+        );
+        for depth in [crate::snapshot::MAX_DEPTH, 100_000] {
+            assert!(matches!(nested(depth), Err(SnapshotError::Inconsistent(_))));
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! AST expressions → [`CExpr`]: names resolved, types checked.
+//! AST expressions → [`CExpr`]s in the knowledge base's arena: names
+//! resolved, types checked.
 
 use std::collections::HashMap;
 
@@ -7,7 +8,7 @@ use kb_dsl::{Code, Loc, Problem};
 
 use super::patterns::Checked;
 use super::suggest;
-use crate::expr::{CExpr, Cmp};
+use crate::expr::{CExpr, Cmp, ExprId, Exprs};
 use crate::kb::{FactId, Name};
 use crate::pattern::Pattern;
 use crate::types::Ty;
@@ -20,12 +21,13 @@ pub(super) struct ExprCompiler<'c> {
     patterns: &'c Checked,
     pub allow_inputs: bool,
     pub problems: &'c mut Vec<Problem>,
+    exprs: &'c mut Exprs,
     /// The facts read, in order of first use.
     pub reads: Vec<FactId>,
     elements: Vec<Ty>,
 }
 
-type Typed = Option<(CExpr, Ty)>;
+type Typed = Option<(ExprId, Ty)>;
 
 impl<'c> ExprCompiler<'c> {
     pub fn new(
@@ -34,6 +36,7 @@ impl<'c> ExprCompiler<'c> {
         patterns: &'c Checked,
         allow_inputs: bool,
         problems: &'c mut Vec<Problem>,
+        exprs: &'c mut Exprs,
     ) -> Self {
         Self {
             names,
@@ -41,16 +44,22 @@ impl<'c> ExprCompiler<'c> {
             patterns,
             allow_inputs,
             problems,
+            exprs,
             reads: Vec::new(),
             elements: Vec::new(),
         }
     }
 
     /// A condition: an expression of type `bool`.
-    pub fn condition(&mut self, expr: &Expr) -> Option<CExpr> {
+    pub fn condition(&mut self, expr: &Expr) -> Option<ExprId> {
         let (compiled, ty) = self.expr(expr)?;
         self.expect(expr, &Ty::Bool, &ty, "a condition")?;
         Some(compiled)
+    }
+
+    /// An expression whose operands are compiled, with its type.
+    fn typed(&mut self, expr: CExpr, ty: Ty) -> Typed {
+        Some((self.exprs.push(expr), ty))
     }
 
     fn error<T>(&mut self, code: Code, loc: &Loc, message: String) -> Option<T> {
@@ -79,9 +88,12 @@ impl<'c> ExprCompiler<'c> {
 
     pub fn expr(&mut self, expr: &Expr) -> Typed {
         match &expr.kind {
-            ExprKind::Bool(b) => Some((CExpr::Bool(*b), Ty::Bool)),
-            ExprKind::Number(n) => Some((CExpr::Number(*n), Ty::Number)),
-            ExprKind::String(s) => Some((CExpr::Text(s.as_str().into()), Ty::String)),
+            ExprKind::Bool(b) => self.typed(CExpr::Bool(*b), Ty::Bool),
+            ExprKind::Number(n) => self.typed(CExpr::Number(*n), Ty::Number),
+            ExprKind::String(s) => {
+                let text = self.exprs.push_str(s);
+                self.typed(CExpr::Text(text), Ty::String)
+            }
             ExprKind::List(items) => {
                 let mut compiled = Vec::with_capacity(items.len());
                 let mut element: Option<Ty> = None;
@@ -94,10 +106,11 @@ impl<'c> ExprCompiler<'c> {
                     });
                     compiled.push(c);
                 }
-                Some((
-                    CExpr::List(compiled),
+                let items = self.exprs.push_operands(compiled);
+                self.typed(
+                    CExpr::List(items),
                     Ty::List(Box::new(element.unwrap_or(Ty::Any))),
-                ))
+                )
             }
             ExprKind::Name(name) => self.name(expr, name),
             ExprKind::Relative(field) => {
@@ -112,10 +125,11 @@ impl<'c> ExprCompiler<'c> {
                     );
                     return None;
                 };
+                let of = self.exprs.push(CExpr::Element);
                 if field.is_empty() {
-                    Some((CExpr::Element, element))
+                    Some((of, element))
                 } else {
-                    self.field(expr, CExpr::Element, &element, field)
+                    self.field(expr, of, &element, field)
                 }
             }
             ExprKind::Field(of, field) => {
@@ -126,7 +140,7 @@ impl<'c> ExprCompiler<'c> {
             ExprKind::Call(name, args) => self.call(expr, &name.name, &name.loc, args),
             ExprKind::Not(inner) => {
                 let compiled = self.condition(inner)?;
-                Some((CExpr::Not(Box::new(compiled)), Ty::Bool))
+                self.typed(CExpr::Not(compiled), Ty::Bool)
             }
             ExprKind::Binary(op, a, b) => self.binary(*op, a, b),
         }
@@ -139,9 +153,11 @@ impl<'c> ExprCompiler<'c> {
                     self.reads.push(*id);
                 }
                 let ty = self.fact_types.get(id.0).cloned().unwrap_or(Ty::Any);
-                Some((CExpr::Fact(*id), ty))
+                self.typed(CExpr::Fact(*id), ty)
             }
-            Some((Name::Input(id), _)) if self.allow_inputs => Some((CExpr::Input(*id), Ty::Any)),
+            Some((Name::Input(id), _)) if self.allow_inputs => {
+                self.typed(CExpr::Input(*id), Ty::Any)
+            }
             Some((Name::Input(_), _)) => {
                 self.problems.push(
                     Problem::error(
@@ -180,7 +196,7 @@ impl<'c> ExprCompiler<'c> {
         }
     }
 
-    fn field(&mut self, expr: &Expr, of: CExpr, ty: &Ty, field: &str) -> Typed {
+    fn field(&mut self, expr: &Expr, of: ExprId, ty: &Ty, field: &str) -> Typed {
         let result = match ty {
             Ty::Any => Ty::Any,
             Ty::Object => Ty::Any,
@@ -197,7 +213,8 @@ impl<'c> ExprCompiler<'c> {
                 );
             }
         };
-        Some((CExpr::Field(Box::new(of), field.into()), result))
+        let name = self.exprs.push_str(field);
+        self.typed(CExpr::Field(of, name), result)
     }
 
     fn bracket(&mut self, expr: &Expr, of: &Expr, inner: &Expr) -> Typed {
@@ -220,8 +237,8 @@ impl<'c> ExprCompiler<'c> {
         self.elements.pop();
         let (compiled_inner, inner_ty) = compiled_inner?;
         match inner_ty {
-            Ty::Number => Some((CExpr::Index(Box::new(compiled_of), Box::new(compiled_inner)), element)),
-            Ty::Bool | Ty::Any => Some((CExpr::Filter(Box::new(compiled_of), Box::new(compiled_inner)), of_ty)),
+            Ty::Number => self.typed(CExpr::Index(compiled_of, compiled_inner), element),
+            Ty::Bool | Ty::Any => self.typed(CExpr::Filter(compiled_of, compiled_inner), of_ty),
             other => {
                 self.error(
                     Code::TypeMismatch,
@@ -274,31 +291,28 @@ impl<'c> ExprCompiler<'c> {
             let (compiled, ty) = self.expr(text)?;
             self.expect(text, &Ty::String, &ty, "the first argument of `capture`")?;
             let regex = self.regex(pattern, "`capture`")?;
-            return Some((
-                CExpr::Capture(Box::new(compiled), Box::new(regex)),
-                Ty::String,
-            ));
+            let regex = self.exprs.push_pattern(regex);
+            return self.typed(CExpr::Capture(compiled, regex), Ty::String);
         }
         let mut args = args.iter();
         let first = args.next()?;
         let (list, list_ty) = self.expr(first)?;
-        let boxed = Box::new(list);
         match name {
-            "exists" => Some((CExpr::Exists(boxed), Ty::Bool)),
-            "len" => Some((CExpr::Len(boxed), Ty::Number)),
-            "number" => Some((CExpr::ToNumber(boxed), Ty::Number)),
+            "exists" => self.typed(CExpr::Exists(list), Ty::Bool),
+            "len" => self.typed(CExpr::Len(list), Ty::Number),
+            "number" => self.typed(CExpr::ToNumber(list), Ty::Number),
             "lower" => {
                 self.expect(first, &Ty::String, &list_ty, "the argument of `lower`")?;
-                Some((CExpr::Lower(boxed), Ty::String))
+                self.typed(CExpr::Lower(list), Ty::String)
             }
             "first" | "last" => {
                 let element = self.list_element(first, &list_ty)?;
                 let call = if name == "first" {
-                    CExpr::First(boxed)
+                    CExpr::First(list)
                 } else {
-                    CExpr::Last(boxed)
+                    CExpr::Last(list)
                 };
-                Some((call, element))
+                self.typed(call, element)
             }
             _ => {
                 let element = self.list_element(first, &list_ty)?;
@@ -307,14 +321,14 @@ impl<'c> ExprCompiler<'c> {
                         self.elements.push(element);
                         let compiled = self.condition(predicate);
                         self.elements.pop();
-                        Some(Box::new(compiled?))
+                        Some(compiled?)
                     }
                     None => None,
                 };
                 match (name, predicate) {
-                    ("count", predicate) => Some((CExpr::Count(boxed, predicate), Ty::Number)),
-                    ("any", Some(predicate)) => Some((CExpr::Any(boxed, predicate), Ty::Bool)),
-                    (_, Some(predicate)) => Some((CExpr::All(boxed, predicate), Ty::Bool)),
+                    ("count", predicate) => self.typed(CExpr::Count(list, predicate), Ty::Number),
+                    ("any", Some(predicate)) => self.typed(CExpr::Any(list, predicate), Ty::Bool),
+                    (_, Some(predicate)) => self.typed(CExpr::All(list, predicate), Ty::Bool),
                     (_, None) => None,
                 }
             }
@@ -339,7 +353,8 @@ impl<'c> ExprCompiler<'c> {
             }
             compiled.push(c);
         }
-        Some((CExpr::Coalesce(compiled), result))
+        let options = self.exprs.push_operands(compiled);
+        self.typed(CExpr::Coalesce(options), result)
     }
 
     /// `concat(a, b, …)`: lists of one element type, one after the other.
@@ -361,7 +376,8 @@ impl<'c> ExprCompiler<'c> {
             }
             compiled.push(c);
         }
-        Some((CExpr::Concat(compiled), Ty::List(Box::new(element))))
+        let lists = self.exprs.push_operands(compiled);
+        self.typed(CExpr::Concat(lists), Ty::List(Box::new(element)))
     }
 
     /// A regular expression written as a string literal.
@@ -405,19 +421,20 @@ impl<'c> ExprCompiler<'c> {
         if matches!(op, BinOp::And | BinOp::Or) {
             let left = self.condition(a);
             let right = self.condition(b);
-            let (left, right) = (Box::new(left?), Box::new(right?));
+            let (left, right) = (left?, right?);
             let compiled = if op == BinOp::And {
                 CExpr::And(left, right)
             } else {
                 CExpr::Or(left, right)
             };
-            return Some((compiled, Ty::Bool));
+            return self.typed(compiled, Ty::Bool);
         }
         if op == BinOp::Matches {
             let (left, left_ty) = self.expr(a)?;
             self.expect(a, &Ty::String, &left_ty, "the left side of `matches`")?;
             let regex = self.regex(b, "`matches`")?;
-            return Some((CExpr::Matches(Box::new(left), Box::new(regex)), Ty::Bool));
+            let regex = self.exprs.push_pattern(regex);
+            return self.typed(CExpr::Matches(left, regex), Ty::Bool);
         }
         let left = self.expr(a);
         let right = self.expr(b);
@@ -451,7 +468,7 @@ impl<'c> ExprCompiler<'c> {
             );
             return None;
         }
-        let (l, r) = (Box::new(left), Box::new(right));
+        let (l, r) = (left, right);
         let compiled = match op {
             BinOp::Eq => CExpr::Compare(Cmp::Eq, l, r),
             BinOp::Ne => CExpr::Compare(Cmp::Ne, l, r),
@@ -463,10 +480,10 @@ impl<'c> ExprCompiler<'c> {
             BinOp::StartsWith => CExpr::StartsWith(l, r),
             BinOp::EndsWith => CExpr::EndsWith(l, r),
             BinOp::In => CExpr::In(l, r),
-            BinOp::NotIn => CExpr::Not(Box::new(CExpr::In(l, r))),
+            BinOp::NotIn => CExpr::Not(self.exprs.push(CExpr::In(l, r))),
             BinOp::And | BinOp::Or | BinOp::Matches => return None,
         };
-        Some((compiled, Ty::Bool))
+        self.typed(compiled, Ty::Bool)
     }
 }
 

@@ -13,6 +13,7 @@ use kb_dsl::{Code, Loc, Problem};
 use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
+use crate::expr::{CExpr, Exprs};
 use crate::kb::*;
 use crate::snapshot::Tests;
 use crate::template::Templates;
@@ -87,6 +88,8 @@ struct Compiler<'r> {
     templates: Templates,
     /// Every regular expression of the rules, checked.
     patterns: Checked,
+    /// The compiled derivations and conditions.
+    exprs: Exprs,
     /// Facts read by conditions and templates.
     used: Vec<FactId>,
     /// Ids a misspelled reference probably meant: their being unreachable
@@ -197,6 +200,7 @@ impl<'r> Compiler<'r> {
             &self.patterns,
             allow_inputs,
             &mut self.problems,
+            &mut self.exprs,
         )
     }
 
@@ -350,7 +354,8 @@ impl<'r> Compiler<'r> {
                     let compiled = compiler.condition(expr);
                     let reads = std::mem::take(&mut compiler.reads);
                     self.used.extend(&reads);
-                    (compiled.unwrap_or(crate::expr::CExpr::Bool(false)), reads)
+                    let never = || self.exprs.push(CExpr::Bool(false));
+                    (compiled.unwrap_or_else(never), reads)
                 }
                 None => {
                     self.problems.push(
@@ -361,7 +366,7 @@ impl<'r> Compiler<'r> {
                         )
                         .with_help("say when an input shows it: `when phase == \"Pending\"`"),
                     );
-                    (crate::expr::CExpr::Bool(false), Vec::new())
+                    (self.exprs.push(CExpr::Bool(false)), Vec::new())
                 }
             };
             self.symptoms.push(SymptomInfo {
@@ -456,10 +461,8 @@ impl<'r> Compiler<'r> {
                     let compiled = compiler.condition(expr);
                     let reads = std::mem::take(&mut compiler.reads);
                     self.used.extend(&reads);
-                    (
-                        Some(compiled.unwrap_or(crate::expr::CExpr::Bool(false))),
-                        reads,
-                    )
+                    let never = || self.exprs.push(CExpr::Bool(false));
+                    (Some(compiled.unwrap_or_else(never)), reads)
                 }
                 None => (None, Vec::new()),
             };
@@ -788,7 +791,7 @@ impl<'r> Compiler<'r> {
                 *slot = position;
             }
         }
-        let input_needs = reads::input_needs(&self.facts, self.inputs.len());
+        let input_needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len());
         let names = self.names.into_iter().map(|(k, (v, _))| (k, v)).collect();
         let ids = self.ids.into_iter().map(|(k, (v, _))| (k, v)).collect();
         Ok(KnowledgeBase {
@@ -799,6 +802,7 @@ impl<'r> Compiler<'r> {
             ids,
             templates: self.templates,
             input_needs,
+            exprs: self.exprs,
             inputs: self.inputs,
             facts: self.facts,
             symptoms: self.symptoms,

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::expr::CExpr;
+use crate::expr::{CExpr, ExprId, Exprs};
 use crate::kb::{FactId, FactInfo, InputId};
 use crate::needs::Needs;
 
@@ -11,9 +11,10 @@ use crate::needs::Needs;
 type Origin = (InputId, Vec<Box<str>>);
 
 /// The needs of every input, by `InputId`.
-pub(super) fn input_needs(facts: &[FactInfo], inputs: usize) -> Vec<Needs> {
+pub(super) fn input_needs(facts: &[FactInfo], exprs: &Exprs, inputs: usize) -> Vec<Needs> {
     let mut walker = Walker {
         facts,
+        exprs,
         origins: HashMap::new(),
         needs: vec![Needs::default(); inputs],
         elements: Vec::new(),
@@ -26,6 +27,7 @@ pub(super) fn input_needs(facts: &[FactInfo], inputs: usize) -> Vec<Needs> {
 
 struct Walker<'a> {
     facts: &'a [FactInfo],
+    exprs: &'a Exprs,
     /// Where each fact's value comes from, once walked.
     origins: HashMap<FactId, Vec<Origin>>,
     needs: Vec<Needs>,
@@ -45,7 +47,7 @@ impl Walker<'_> {
         let Some(fact) = self.facts.get(id.0) else {
             return Vec::new();
         };
-        let origins = match &fact.from {
+        let origins = match fact.from {
             Some(from) => {
                 let outer = std::mem::take(&mut self.elements);
                 let origins = self.origins(from);
@@ -68,7 +70,7 @@ impl Walker<'_> {
     }
 
     /// Walks an expression of which only the presence or the length counts.
-    fn presence(&mut self, expr: &CExpr) {
+    fn presence(&mut self, expr: ExprId) {
         for (input, path) in self.origins(expr) {
             if let Some(needs) = self.needs.get_mut(input.0) {
                 needs.add_present(&path);
@@ -77,29 +79,33 @@ impl Walker<'_> {
     }
 
     /// Walks an expression whose value is used as it is.
-    fn consume(&mut self, expr: &CExpr) {
+    fn consume(&mut self, expr: ExprId) {
         let origins = self.origins(expr);
         self.whole(&origins);
     }
 
     /// Walks a predicate over the elements of a list.
-    fn predicate(&mut self, list: Vec<Origin>, predicate: &CExpr) {
+    fn predicate(&mut self, list: Vec<Origin>, predicate: ExprId) {
         self.elements.push(list);
         self.consume(predicate);
         self.elements.pop();
     }
 
     /// Where an expression's value comes from; its operands are consumed.
-    fn origins(&mut self, expr: &CExpr) -> Vec<Origin> {
+    fn origins(&mut self, expr: ExprId) -> Vec<Origin> {
+        let exprs = self.exprs;
+        let Some(&expr) = exprs.get(expr) else {
+            return Vec::new();
+        };
         match expr {
-            CExpr::Input(id) => vec![(*id, Vec::new())],
-            CExpr::Fact(id) => self.fact(*id),
+            CExpr::Input(id) => vec![(id, Vec::new())],
+            CExpr::Fact(id) => self.fact(id),
             CExpr::Element => self.elements.last().cloned().unwrap_or_default(),
             CExpr::Field(of, name) => self
                 .origins(of)
                 .into_iter()
                 .map(|(input, mut path)| {
-                    path.push(name.clone());
+                    path.push(exprs.str(name).into());
                     (input, path)
                 })
                 .collect(),
@@ -113,9 +119,10 @@ impl Walker<'_> {
                 list
             }
             CExpr::First(list) | CExpr::Last(list) => self.origins(list),
-            CExpr::Coalesce(options) | CExpr::Concat(options) => options
+            CExpr::Coalesce(options) | CExpr::Concat(options) => exprs
+                .operands(options)
                 .iter()
-                .flat_map(|option| self.origins(option))
+                .flat_map(|&option| self.origins(option))
                 .collect(),
             CExpr::Any(list, predicate)
             | CExpr::All(list, predicate)
@@ -125,7 +132,7 @@ impl Walker<'_> {
                 Vec::new()
             }
             CExpr::List(items) => {
-                for item in items {
+                for &item in exprs.operands(items) {
                     self.consume(item);
                 }
                 Vec::new()
