@@ -33,13 +33,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut code = format!(
         "/// The name bundled files appear under in diagnostics: `<bundled>/PATH`.\n\
          pub const PREFIX: &str = {PREFIX:?};\n\
-         /// The bundled knowledge base: (path inside `rules/`, contents).\n\
+         /// The bundled knowledge base: (`<bundled>/PATH`, contents), PATH\n\
+         /// inside `rules/`.\n\
          pub static BUNDLED: &[(&str, &str)] = &[\n"
     );
     for (relative, path) in &files {
         writeln!(
             code,
-            "    ({relative:?}, include_str!({:?})),",
+            "    ({:?}, include_str!({:?})),",
+            format!("{PREFIX}{relative}"),
             path.display().to_string()
         )?;
     }

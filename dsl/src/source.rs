@@ -124,8 +124,30 @@ impl Loc {
 }
 
 thread_local! {
-    /// The sources locations deserialized on this thread point into, by name.
-    static SOURCES: RefCell<HashMap<String, Arc<Source>>> = RefCell::new(HashMap::new());
+    /// The sources locations deserialized on this thread point into.
+    static SOURCES: RefCell<Sources> = RefCell::new(Sources::default());
+}
+
+/// Sources by name, and the one last found: locations come file by file.
+#[derive(Default)]
+struct Sources {
+    by_name: HashMap<String, Arc<Source>>,
+    last: Option<Arc<Source>>,
+}
+
+impl Sources {
+    /// The source named `name`; an empty one when it was not given.
+    fn named(&mut self, name: &str) -> Arc<Source> {
+        if let Some(last) = self.last.as_ref().filter(|last| last.name == name) {
+            return Arc::clone(last);
+        }
+        let found = match self.by_name.get(name) {
+            Some(source) => Arc::clone(source),
+            None => Source::new(name, ""),
+        };
+        self.last = Some(Arc::clone(&found));
+        found
+    }
 }
 
 /// Runs `f` with locations deserialized in it pointing into `sources`, found
@@ -133,11 +155,14 @@ thread_local! {
 /// text is not repeated in every one), so deserializing needs the texts back;
 /// a location in a file not given gets an empty text.
 pub fn with_sources<R>(sources: impl IntoIterator<Item = Arc<Source>>, f: impl FnOnce() -> R) -> R {
-    let table = sources
+    let by_name = sources
         .into_iter()
         .map(|source| (source.name.clone(), source))
         .collect();
-    let outer = SOURCES.replace(table);
+    let outer = SOURCES.replace(Sources {
+        by_name,
+        last: None,
+    });
     let result = f();
     SOURCES.set(outer);
     result
@@ -146,7 +171,7 @@ pub fn with_sources<R>(sources: impl IntoIterator<Item = Arc<Source>>, f: impl F
 /// The sources [`with_sources`] gives on this thread, for a part of what is
 /// deserialized to be deserialized later with the same ones.
 pub fn current_sources() -> Vec<Arc<Source>> {
-    SOURCES.with_borrow(|sources| sources.values().cloned().collect())
+    SOURCES.with_borrow(|sources| sources.by_name.values().cloned().collect())
 }
 
 impl Serialize for Loc {
@@ -158,10 +183,7 @@ impl Serialize for Loc {
 impl<'de> Deserialize<'de> for Loc {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let (BorrowedStr(name), start, end) = Deserialize::deserialize(deserializer)?;
-        let src = SOURCES.with_borrow(|sources| match sources.get(name.as_ref()) {
-            Some(source) => Arc::clone(source),
-            None => Source::new(name.as_ref(), ""),
-        });
+        let src = SOURCES.with_borrow_mut(|sources| sources.named(&name));
         Ok(Self { src, start, end })
     }
 }

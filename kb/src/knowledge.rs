@@ -340,7 +340,7 @@ impl Loaded {
 fn bundled_files() -> BTreeMap<String, Cow<'static, str>> {
     bundled::BUNDLED
         .iter()
-        .map(|(path, text)| (format!("{BUNDLED_PREFIX}{path}"), Cow::Borrowed(*text)))
+        .map(|(name, text)| ((*name).to_owned(), Cow::Borrowed(*text)))
         .collect()
 }
 
