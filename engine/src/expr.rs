@@ -20,7 +20,7 @@ impl ExprId {
 }
 
 /// A run of [`Exprs::operands`] (the items of a list, the arguments of
-/// `coalesce`) or of [`Exprs::strings`].
+/// `coalesce`), of [`Exprs::names`] or of [`Exprs::strings`].
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) struct Span {
     start: u32,
@@ -45,6 +45,8 @@ pub(crate) struct PatternId(u32);
 pub(crate) struct Exprs {
     nodes: Vec<CExpr>,
     operands: Vec<ExprId>,
+    /// The fields of paths, in [`Exprs::strings`].
+    names: Vec<Span>,
     /// The strings of literals and field names, one after the other.
     strings: String,
     patterns: Vec<Pattern>,
@@ -62,7 +64,8 @@ pub(crate) enum CExpr {
     Input(InputId),
     /// The list element a filter or predicate is looking at.
     Element,
-    Field(ExprId, Span),
+    /// `of.a.b`: a run of [`Exprs::names`], read in turn.
+    Path(ExprId, Span),
     Index(ExprId, ExprId),
     Filter(ExprId, ExprId),
     Not(ExprId),
@@ -108,6 +111,29 @@ impl Exprs {
         }
     }
 
+    /// `of.name`, `name` in [`Exprs::strings`]: the path `of` one field
+    /// longer when `of` is a path just added (nothing refers to it yet),
+    /// so that a chain of fields is one expression to evaluate.
+    pub fn push_field(&mut self, of: ExprId, name: Span) -> ExprId {
+        let names_end = index_u32(self.names.len());
+        let last = self.nodes.len().checked_sub(1);
+        self.names.push(name);
+        if let Some(CExpr::Path(_, names)) = self.nodes.last_mut()
+            && last == Some(of.index())
+            && names.end == names_end
+        {
+            names.end += 1;
+            return of;
+        }
+        self.push(CExpr::Path(
+            of,
+            Span {
+                start: names_end,
+                end: names_end + 1,
+            },
+        ))
+    }
+
     pub fn push_str(&mut self, text: &str) -> Span {
         let start = index_u32(self.strings.len());
         self.strings.push_str(text);
@@ -129,6 +155,10 @@ impl Exprs {
 
     pub fn operands(&self, span: Span) -> &[ExprId] {
         self.operands.get(span.range()).unwrap_or_default()
+    }
+
+    pub fn names(&self, span: Span) -> &[Span] {
+        self.names.get(span.range()).unwrap_or_default()
     }
 
     pub fn str(&self, span: Span) -> &str {
@@ -154,7 +184,7 @@ impl Exprs {
             CExpr::List(items) | CExpr::Coalesce(items) | CExpr::Concat(items) => {
                 self.operands(items).iter().copied().for_each(f);
             }
-            CExpr::Field(of, _)
+            CExpr::Path(of, _)
             | CExpr::Not(of)
             | CExpr::Matches(of, _)
             | CExpr::Exists(of)
@@ -221,9 +251,12 @@ impl Exprs {
                 CExpr::List(items) | CExpr::Coalesce(items) | CExpr::Concat(items) => {
                     self.operands.get(items.range()).is_some()
                 }
-                CExpr::Text(text) | CExpr::Field(_, text) => {
-                    self.strings.get(text.range()).is_some()
-                }
+                CExpr::Text(text) => self.strings.get(text.range()).is_some(),
+                CExpr::Path(_, names) => self.names.get(names.range()).is_some_and(|names| {
+                    names
+                        .iter()
+                        .all(|name| self.strings.get(name.range()).is_some())
+                }),
                 CExpr::Matches(_, pattern) | CExpr::Capture(_, pattern) => {
                     self.pattern(pattern).is_some()
                 }
@@ -297,9 +330,12 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             CExpr::Fact(id) => self.scope.fact(id),
             CExpr::Input(id) => self.scope.input(id),
             CExpr::Element => self.elements.last().cloned().unwrap_or(Value::Unknown),
-            CExpr::Field(of, name) => {
-                let of = self.eval(of);
-                field(&of, exprs.str(name))
+            CExpr::Path(of, names) => {
+                let mut value = self.eval(of);
+                for &name in exprs.names(names) {
+                    value = field(&value, exprs.str(name));
+                }
+                value
             }
             CExpr::Index(of, index) => {
                 let of = self.eval(of);

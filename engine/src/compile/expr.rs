@@ -214,7 +214,7 @@ impl<'c> ExprCompiler<'c> {
             }
         };
         let name = self.exprs.push_str(field);
-        self.typed(CExpr::Field(of, name), result)
+        Some((self.exprs.push_field(of, name), result))
     }
 
     fn bracket(&mut self, expr: &Expr, of: &Expr, inner: &Expr) -> Typed {

@@ -101,11 +101,16 @@ impl Walker<'_> {
             CExpr::Input(id) => vec![(id, Vec::new())],
             CExpr::Fact(id) => self.fact(id),
             CExpr::Element => self.elements.last().cloned().unwrap_or_default(),
-            CExpr::Field(of, name) => self
+            CExpr::Path(of, names) => self
                 .origins(of)
                 .into_iter()
                 .map(|(input, mut path)| {
-                    path.push(exprs.str(name).into());
+                    path.extend(
+                        exprs
+                            .names(names)
+                            .iter()
+                            .map(|&name| exprs.str(name).into()),
+                    );
                     (input, path)
                 })
                 .collect(),
