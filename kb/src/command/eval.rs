@@ -195,13 +195,16 @@ impl Run<'_> {
             }
             Ok(subjects) => {
                 // On every core, written in order: a cluster's dump holds
-                // thousands.
+                // thousands. One is diagnosed here: starting the threads
+                // would take longer than diagnosing it.
                 let several = subjects.len() > 1;
                 let context = &self.context;
-                let rendered: Vec<_> = subjects
-                    .par_iter()
-                    .map(|subject| context.render(subject, None, several))
-                    .collect();
+                let render = |subject| context.render(subject, None, several);
+                let rendered: Vec<_> = if several {
+                    subjects.par_iter().map(render).collect()
+                } else {
+                    subjects.iter().map(render).collect()
+                };
                 for result in rendered {
                     let (output, matched) = result?;
                     self.tally.matched |= matched;
