@@ -191,9 +191,10 @@ where
     Ok(entries.into_iter().collect())
 }
 
-/// How deep the recursive parts of a knowledge base (expressions, types,
-/// what an input needs) may be nested in bytes: what compiling makes of
-/// the deepest expressions rules may hold, with room to spare.
+/// How deep the nested parts of a knowledge base (types and what an input
+/// needs, decoded with [`nested`]; expressions, checked once decoded) may
+/// be: what compiling makes of the deepest expressions rules may hold, with
+/// room to spare.
 pub(crate) const MAX_DEPTH: usize = kb_dsl::MAX_EXPR_DEPTH + 8;
 
 thread_local! {
