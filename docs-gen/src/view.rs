@@ -340,7 +340,7 @@ impl Book {
                 ty: fact.ty.to_string(),
                 title: fact.title.get(lang).to_owned(),
                 explain: text(fact.explain.as_ref(), lang),
-                derivation: fact.derivation.clone(),
+                derivation: fact.derivation.as_deref().map(str::to_owned),
                 gather: fact.gather.as_ref().map(|t| kb.placeholder_command(t)),
             })
             .collect();
@@ -404,8 +404,9 @@ fn symptom_page(kb: &KnowledgeBase, symptom: &SymptomInfo, lang: Lang) -> Sympto
                     .map(|branch| {
                         let condition = branch
                             .condition_text
-                            .clone()
-                            .unwrap_or_else(|| String::from("else"));
+                            .as_deref()
+                            .unwrap_or("else")
+                            .to_owned();
                         match branch.target {
                             Target::Cause(cause) => BranchEntry {
                                 condition,
@@ -446,7 +447,7 @@ fn symptom_page(kb: &KnowledgeBase, symptom: &SymptomInfo, lang: Lang) -> Sympto
         id: symptom.id.clone(),
         title: symptom.title.get(lang).to_owned(),
         explain: text(symptom.explain.as_ref(), lang),
-        when: symptom.when_text.clone(),
+        when: symptom.when_text.to_string(),
         when_facts: symptom
             .when_facts
             .iter()

@@ -201,7 +201,7 @@ pub struct FactInfo {
     /// More about it.
     pub explain: Option<LocalText>,
     /// How it is derived from the input, as written.
-    pub derivation: Option<String>,
+    pub derivation: Option<Text>,
     /// The command that shows it.
     pub gather: Option<Template>,
     /// The facts its derivation reads.
@@ -221,7 +221,7 @@ pub struct SymptomInfo {
     /// What it means.
     pub explain: Option<LocalText>,
     /// When it shows, as written.
-    pub when_text: String,
+    pub when_text: Text,
     pub(crate) when: ExprId,
     /// The facts its `when` reads.
     pub when_facts: Vec<FactId>,
@@ -256,7 +256,7 @@ pub struct CheckInfo {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BranchInfo {
     /// The condition as written; `None` for `else`.
-    pub condition_text: Option<String>,
+    pub condition_text: Option<Text>,
     pub(crate) condition: Option<ExprId>,
     /// The facts the condition reads.
     pub facts: Vec<FactId>,
@@ -349,7 +349,7 @@ pub(crate) const MAX_WAYS: usize = 64;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Template {
     /// The template as written.
-    pub source: String,
+    pub source: Text,
     /// The facts it uses.
     pub facts: Vec<FactId>,
     pub(crate) index: usize,
@@ -425,7 +425,7 @@ impl KnowledgeBase {
     pub fn ways_to(&self, cause: CauseId) -> Vec<Way> {
         let mut ways = Vec::new();
         for (index, symptom) in self.symptoms.iter().enumerate() {
-            let mut prefix = vec![symptom.when_text.clone()];
+            let mut prefix = vec![symptom.when_text.to_string()];
             for (i, first) in symptom.checks.iter().enumerate() {
                 if i > 0 {
                     prefix.push(String::from("otherwise"));
@@ -461,8 +461,9 @@ impl KnowledgeBase {
             conditions.push(
                 branch
                     .condition_text
-                    .clone()
-                    .unwrap_or_else(|| String::from("else")),
+                    .as_deref()
+                    .unwrap_or("else")
+                    .to_owned(),
             );
             let found = match branch.target {
                 Target::Cause(c) => c == cause,

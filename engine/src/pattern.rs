@@ -25,6 +25,7 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::snapshot::SharedBytes;
+use crate::text::Text;
 
 /// The most memory a compiled regular expression may take.
 const SIZE_LIMIT: usize = 1 << 20;
@@ -45,7 +46,7 @@ thread_local! {
 /// compiled by a reused compiler (the meta engine builds a compiler and a
 /// reverse program for each). It runs in linear time.
 pub(crate) struct Pattern {
-    source: Box<str>,
+    source: Text,
     /// In a knowledge base loaded from bytes, a DFA built when they were
     /// written ([`ahead`]), serialized: it answers without compiling.
     ahead: Option<Bytes>,
@@ -86,7 +87,7 @@ impl Pattern {
         Ok(Self::new(source.into()))
     }
 
-    fn new(source: Box<str>) -> Self {
+    fn new(source: Text) -> Self {
         Self {
             source,
             ahead: None,
@@ -318,7 +319,7 @@ impl Serialize for Pattern {
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let (source, ahead, needles) =
-            <(Box<str>, Option<SharedBytes>, Option<Vec<SharedBytes>>)>::deserialize(deserializer)?;
+            <(Text, Option<SharedBytes>, Option<Vec<SharedBytes>>)>::deserialize(deserializer)?;
         Ok(Self {
             ahead: ahead.map(|SharedBytes(bytes)| bytes),
             needles: needles.map(|needles| needles.into_iter().map(|SharedBytes(b)| b).collect()),

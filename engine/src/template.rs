@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use minijinja::{Environment, UndefinedBehavior};
 use serde::{Deserialize, Serialize};
 
+use crate::text::Text;
 use crate::value::Value;
 
 /// Every template of a knowledge base, by the index [`Templates::add`]
@@ -17,7 +18,7 @@ use crate::value::Value;
 /// it is rendered: a diagnosis renders few of them.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Templates {
-    sources: Arc<Vec<String>>,
+    sources: Arc<Vec<Text>>,
     #[serde(skip)]
     env: OnceLock<Environment<'static>>,
     /// Each template's [`Plain`] form, worked out when first rendered.
@@ -119,7 +120,7 @@ impl Templates {
             None => names_in(&source)?,
         };
         let sources = Arc::make_mut(&mut self.sources);
-        sources.push(source);
+        sources.push(source.into());
         self.env = OnceLock::new();
         self.plain = OnceLock::new();
         Ok((sources.len() - 1, names))
@@ -142,7 +143,7 @@ impl Templates {
                 Ok(name
                     .parse::<usize>()
                     .ok()
-                    .and_then(|index| sources.get(index).cloned()))
+                    .and_then(|index| sources.get(index).map(Text::to_string)))
             });
             env
         });

@@ -239,7 +239,7 @@ impl<'r> Compiler<'r> {
                 ty,
                 title: LocalText::of(&fact.title),
                 explain: fact.explain.as_ref().map(LocalText::of),
-                derivation: fact.from.as_ref().map(|e| one_line(e.loc.text())),
+                derivation: fact.from.as_ref().map(|e| one_line(e.loc.text()).into()),
                 gather,
                 reads,
                 from,
@@ -337,7 +337,7 @@ impl<'r> Compiler<'r> {
             }
         }
         Some(Template {
-            source: source.value.clone(),
+            source: source.value.as_str().into(),
             facts,
             index,
         })
@@ -377,7 +377,8 @@ impl<'r> Compiler<'r> {
                     .when
                     .as_ref()
                     .map(|e| one_line(e.loc.text()))
-                    .unwrap_or_default(),
+                    .unwrap_or_default()
+                    .into(),
                 when,
                 when_facts,
                 checks: Vec::new(),
@@ -476,7 +477,10 @@ impl<'r> Compiler<'r> {
             self.graph
                 .add_edge(node, target_node, Edge::Branch(branches.len()));
             branches.push(BranchInfo {
-                condition_text: branch.condition.as_ref().map(|e| one_line(e.loc.text())),
+                condition_text: branch
+                    .condition
+                    .as_ref()
+                    .map(|e| one_line(e.loc.text()).into()),
                 condition,
                 facts,
                 target,
