@@ -1145,6 +1145,40 @@ test "full" {
     }
 
     #[test]
+    fn locations_point_into_the_file_they_were_written_in() {
+        // The facts and the symptom in one file, the causes in another, the
+        // test in the first again: locations alternate between the two.
+        let split = RULES.find("cause pending.full").unwrap();
+        let tests = RULES.find("test \"full\"").unwrap();
+        let first = format!("{BASE}{}{}", &RULES[..split], &RULES[tests..]);
+        let second = &RULES[split..tests];
+        let mut rules = kb_dsl::parse(&first, "first.kb").unwrap();
+        rules.extend(kb_dsl::parse(second, "second.kb").unwrap());
+        let compiled = compile(&rules).unwrap();
+        let sources = [
+            Source::new("first.kb", first.clone()),
+            Source::new("second.kb", second.to_owned()),
+        ];
+        let loaded = KnowledgeBase::from_bytes(compiled.to_bytes().unwrap(), sources).unwrap();
+        let where_ = |kb: &KnowledgeBase| {
+            let facts = kb.facts.iter().map(|f| &f.loc);
+            let symptoms = kb.symptoms.iter().map(|s| &s.loc);
+            let checks = kb.checks.iter().map(|c| &c.loc);
+            let causes = kb.causes.iter().map(|c| &c.loc);
+            facts
+                .chain(symptoms)
+                .chain(checks)
+                .chain(causes)
+                .map(|loc| (loc.position(), loc.text().to_owned()))
+                .collect::<Vec<_>>()
+        };
+        let places = where_(&loaded);
+        assert_eq!(places, where_(&compiled));
+        assert!(places.iter().any(|(at, _)| at.starts_with("first.kb:")));
+        assert!(places.iter().any(|(at, _)| at.starts_with("second.kb:")));
+    }
+
+    #[test]
     fn bytes_of_another_version_or_damaged_are_refused() {
         let bytes = kb(RULES).to_bytes().unwrap();
         let other = String::from_utf8_lossy(&bytes).replacen("kb-engine ", "kb-engine 0.0.0-", 1);
