@@ -53,8 +53,11 @@ pub(crate) struct Exprs {
 }
 
 /// An expression with every name resolved and every type checked; its
-/// operands are in the same [`Exprs`].
+/// operands are in the same [`Exprs`]. Its tag is a byte of its own: left
+/// to the compiler, it went into the niche of `Bool`'s `bool`, and every
+/// dispatch on it subtracted and compared first.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[repr(u8)]
 pub(crate) enum CExpr {
     Bool(bool),
     Number(f64),
