@@ -66,18 +66,48 @@ impl KnowledgeBase {
         bytes: impl Into<Bytes>,
         sources: impl IntoIterator<Item = Arc<Source>>,
     ) -> Result<Self, SnapshotError> {
-        let bytes = bytes.into();
+        Self::load(bytes.into(), None, sources)
+    }
+
+    /// [`KnowledgeBase::from_bytes`] for bytes that last as long as the
+    /// program (compiled into it): its texts are then used as they are,
+    /// never checked as UTF-8 again nor counted as references to the bytes.
+    pub fn from_static(
+        bytes: &'static [u8],
+        sources: impl IntoIterator<Item = Arc<Source>>,
+    ) -> Result<Self, SnapshotError> {
+        Self::load(Bytes::from_static(bytes), Some(bytes), sources)
+    }
+
+    /// Loads `bytes`; `whole` is the same bytes when they are static.
+    fn load(
+        bytes: Bytes,
+        whole: Option<&'static [u8]>,
+        sources: impl IntoIterator<Item = Arc<Source>>,
+    ) -> Result<Self, SnapshotError> {
         let body = bytes
             .strip_prefix(HEADER.as_bytes())
             .ok_or(SnapshotError::Version)?;
         let (texts, rest) = postcard::take_from_bytes::<&[u8]>(body)?;
-        simdutf8::basic::from_utf8(texts)
-            .map_err(|_| SnapshotError::Format(postcard::Error::DeserializeBadUtf8))?;
         let end = bytes.len() - rest.len();
+        let start = end - texts.len();
+        let bad = || SnapshotError::Format(postcard::Error::DeserializeBadUtf8);
+        let static_texts = match whole {
+            Some(whole) => {
+                let texts = whole.get(start..end).ok_or_else(bad)?;
+                Some(simdutf8::basic::from_utf8(texts).map_err(|_| bad())?)
+            }
+            None => {
+                simdutf8::basic::from_utf8(texts).map_err(|_| bad())?;
+                None
+            }
+        };
         let _loading = Loading::from(Loaded {
             bytes: bytes.clone(),
-            next: end - texts.len(),
+            next: start,
+            texts_start: start,
             texts_end: end,
+            static_texts,
         });
         let kb: Self = kb_dsl::source::with_sources(sources, || postcard::from_bytes(rest))?;
         crate::consistency::check(&kb).map_err(SnapshotError::Inconsistent)?;
@@ -231,7 +261,10 @@ thread_local! {
 struct Loaded {
     bytes: Bytes,
     next: usize,
+    texts_start: usize,
     texts_end: usize,
+    /// The texts, when the bytes are static.
+    static_texts: Option<&'static str>,
 }
 
 /// Marks what a knowledge base is loaded from while it lasts.
@@ -270,24 +303,40 @@ pub(crate) fn loading_texts() -> bool {
     LOADING.with_borrow(Option::is_some)
 }
 
+/// A text of a knowledge base being loaded ([`next_text`]).
+pub(crate) enum LoadedText {
+    /// A slice of the bytes, checked as UTF-8.
+    Shared(Bytes),
+    /// A slice of static bytes.
+    Static(&'static str),
+}
+
 /// The next text, `len` bytes long, of the knowledge base being loaded;
 /// `None` when that is not a whole text: past the last, or cutting a
 /// character.
-pub(crate) fn next_text(len: usize) -> Option<Bytes> {
+pub(crate) fn next_text(len: usize) -> Option<LoadedText> {
     LOADING.with_borrow_mut(|loading| {
         let Loaded {
             bytes,
             next,
+            texts_start,
             texts_end,
+            static_texts,
         } = loading.as_mut()?;
         let end = next.checked_add(len).filter(|end| end <= texts_end)?;
-        // Valid UTF-8 cut where no character continues is valid UTF-8; a
-        // text starts where the one before ended.
-        let boundary = end == *texts_end || bytes.get(end).is_some_and(|b| (*b as i8) >= -0x40);
-        if !boundary {
-            return None;
-        }
-        let text = bytes.slice(*next..end);
+        let text = match static_texts {
+            Some(texts) => LoadedText::Static(texts.get(*next - *texts_start..end - *texts_start)?),
+            None => {
+                // Valid UTF-8 cut where no character continues is valid
+                // UTF-8; a text starts where the one before ended.
+                let boundary =
+                    end == *texts_end || bytes.get(end).is_some_and(|b| (*b as i8) >= -0x40);
+                if !boundary {
+                    return None;
+                }
+                LoadedText::Shared(bytes.slice(*next..end))
+            }
+        };
         *next = end;
         Some(text)
     })
@@ -342,17 +391,30 @@ mod tests {
 
     use bytes::Bytes;
 
-    use super::{Loaded, Loading, next_text};
+    use super::{Loaded, LoadedText, Loading, next_text};
 
     #[test]
     fn a_loaded_text_is_the_next_whole_text() {
-        let bytes = Bytes::from_static("head中文ab中tail".as_bytes());
-        let _loading = Loading::from(Loaded {
-            bytes,
-            next: 4,
-            texts_end: 15,
-        });
-        let text = |len| next_text(len).map(|b| String::from_utf8(b.to_vec()).unwrap());
+        const WHOLE: &str = "head中文ab中tail";
+        for static_texts in [None, WHOLE.get(4..15)] {
+            let _loading = Loading::from(Loaded {
+                bytes: Bytes::from_static(WHOLE.as_bytes()),
+                next: 4,
+                texts_start: 4,
+                texts_end: 15,
+                static_texts,
+            });
+            next_texts_are_whole();
+        }
+    }
+
+    fn next_texts_are_whole() {
+        let text = |len| {
+            next_text(len).map(|text| match text {
+                LoadedText::Shared(bytes) => String::from_utf8(bytes.to_vec()).unwrap(),
+                LoadedText::Static(text) => text.to_owned(),
+            })
+        };
         assert_eq!(text(2), None, "cuts a character");
         assert_eq!(text(6).as_deref(), Some("中文"));
         assert_eq!(text(0).as_deref(), Some(""));

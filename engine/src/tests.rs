@@ -1070,26 +1070,29 @@ test "full" {
         })
     }
 
+    /// Bytes that last as long as the program, as those compiled into it.
+    fn leaked(bytes: Vec<u8>) -> &'static [u8] {
+        Box::leak(bytes.into_boxed_slice())
+    }
+
     #[test]
     fn a_loaded_knowledge_base_diagnoses_as_the_compiled_one() {
         let compiled = kb(RULES);
         let bytes = compiled.to_bytes().unwrap();
         let loaded = KnowledgeBase::from_bytes(bytes.clone(), sources()).unwrap();
+        let from_static = KnowledgeBase::from_static(leaked(bytes.clone()), sources()).unwrap();
         for message in [
             "0/3 nodes are available: 3 Insufficient cpu.",
             "0/3 nodes are available: 3 node(s) had untolerated taint.",
             "no message a rule knows",
         ] {
-            let (expected, actual) = (
-                eval(&compiled, &pending(message)),
-                eval(&loaded, &pending(message)),
-            );
-            assert_eq!(
-                serde_json::to_value(&expected).unwrap(),
-                serde_json::to_value(&actual).unwrap(),
-                "{message}"
-            );
+            let expected = serde_json::to_value(eval(&compiled, &pending(message))).unwrap();
+            for kb in [&loaded, &from_static] {
+                let actual = serde_json::to_value(eval(kb, &pending(message))).unwrap();
+                assert_eq!(expected, actual, "{message}");
+            }
         }
+        assert_eq!(from_static.to_bytes().unwrap(), bytes);
         let full = eval(
             &loaded,
             &pending("0/3 nodes are available: 3 Insufficient cpu."),
@@ -1215,7 +1218,11 @@ test "full" {
         let mut damaged = bytes.clone();
         damaged[at + 3] = 0xff;
         assert!(matches!(
-            KnowledgeBase::from_bytes(damaged, sources()),
+            KnowledgeBase::from_bytes(damaged.clone(), sources()),
+            Err(SnapshotError::Format(_))
+        ));
+        assert!(matches!(
+            KnowledgeBase::from_static(leaked(damaged), sources()),
             Err(SnapshotError::Format(_))
         ));
         let loaded = KnowledgeBase::from_bytes(bytes, sources()).unwrap();

@@ -7,11 +7,12 @@ use bytes::Bytes;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::snapshot;
+use crate::snapshot::{self, LoadedText};
 
 /// A text as written in the rules, or, in a knowledge base loaded from
 /// bytes, a slice of those bytes: loading then neither allocates nor copies
-/// it. Loaded text is checked as UTF-8 when it is loaded.
+/// it. Loaded text is checked as UTF-8 when it is loaded; a slice of shared
+/// bytes is checked again when read (a slice of static ones need not be).
 #[derive(Clone)]
 pub struct Text(Repr);
 
@@ -19,6 +20,7 @@ pub struct Text(Repr);
 enum Repr {
     Owned(Box<str>),
     Loaded(Bytes),
+    Static(&'static str),
 }
 
 impl Text {
@@ -28,6 +30,7 @@ impl Text {
             Repr::Owned(text) => text,
             // Checked when loaded, so never empty by this.
             Repr::Loaded(bytes) => simdutf8::basic::from_utf8(bytes).unwrap_or_default(),
+            Repr::Static(text) => text,
         }
     }
 }
@@ -103,7 +106,10 @@ impl<'de> Deserialize<'de> for Text {
             return usize::try_from(len)
                 .ok()
                 .and_then(snapshot::next_text)
-                .map(|bytes| Self(Repr::Loaded(bytes)))
+                .map(|text| match text {
+                    LoadedText::Shared(bytes) => Self(Repr::Loaded(bytes)),
+                    LoadedText::Static(text) => Self(Repr::Static(text)),
+                })
                 .ok_or_else(|| de::Error::custom("a text out of the knowledge base's texts"));
         }
         deserializer.deserialize_bytes(TextVisitor)

@@ -219,7 +219,7 @@ impl Loaded {
                 .iter()
                 .filter(|(name, _)| name.ends_with(".kb"))
                 .map(|(name, text)| Source::new(name.as_str(), text.clone()));
-            match KnowledgeBase::from_bytes(BUNDLED_COMPILED, sources) {
+            match KnowledgeBase::from_static(BUNDLED_COMPILED, sources) {
                 Ok(kb) => Ok(kb),
                 // The rules did not compile when `kb` was built: compiling
                 // them now reports why.
