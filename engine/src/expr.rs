@@ -173,10 +173,14 @@ impl Exprs {
     }
 
     /// Calls `f` with each expression directly inside `id`.
-    pub fn each_child(&self, id: ExprId, mut f: impl FnMut(ExprId)) {
-        let Some(expr) = self.get(id) else {
-            return;
-        };
+    pub fn each_child(&self, id: ExprId, f: impl FnMut(ExprId)) {
+        if let Some(expr) = self.get(id) {
+            self.children(expr, f);
+        }
+    }
+
+    /// Calls `f` with each expression directly inside `expr`.
+    fn children(&self, expr: &CExpr, mut f: impl FnMut(ExprId)) {
         match *expr {
             CExpr::Bool(_)
             | CExpr::Number(_)
@@ -235,20 +239,21 @@ impl Exprs {
         facts: usize,
         inputs: usize,
     ) -> Result<Vec<bool>, String> {
-        let mut depth = vec![0usize; self.nodes.len()];
-        let mut inside = vec![false; self.nodes.len()];
+        // Each expression's depth, and whether it is inside another.
+        const INSIDE: u16 = 1 << 15;
+        let max_depth = u16::try_from(max_depth)
+            .unwrap_or(INSIDE - 1)
+            .min(INSIDE - 1);
+        let mut seen = vec![0u16; self.nodes.len()];
         for (at, expr) in self.nodes.iter().enumerate() {
-            let id = ExprId(index_u32(at));
             let mut deepest = 0;
             let mut fine = true;
-            self.each_child(id, |child| {
-                let earlier = child.index() < at;
-                let alone = inside.get(child.index()).is_some_and(|seen| !seen);
-                fine &= earlier && alone;
-                if let Some(seen) = inside.get_mut(child.index()) {
-                    *seen = true;
+            self.children(expr, |child| match seen.get_mut(child.index()) {
+                Some(slot) if child.index() < at && *slot & INSIDE == 0 => {
+                    deepest = deepest.max(*slot);
+                    *slot |= INSIDE;
                 }
-                deepest = deepest.max(depth.get(child.index()).copied().unwrap_or(0));
+                _ => fine = false,
             });
             let runs = match *expr {
                 CExpr::List(items) | CExpr::Coalesce(items) | CExpr::Concat(items) => {
@@ -270,14 +275,14 @@ impl Exprs {
             if !(fine && runs) {
                 return Err(format!("expression {at} names what it cannot"));
             }
-            if let Some(slot) = depth.get_mut(at) {
+            if deepest >= max_depth {
+                return Err(String::from("an expression is nested too deeply"));
+            }
+            if let Some(slot) = seen.get_mut(at) {
                 *slot = deepest + 1;
-                if *slot > max_depth {
-                    return Err(String::from("an expression is nested too deeply"));
-                }
             }
         }
-        Ok(inside)
+        Ok(seen.iter().map(|slot| slot & INSIDE != 0).collect())
     }
 }
 
