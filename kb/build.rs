@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 .strip_prefix(&rules)?
                 .to_string_lossy()
                 .replace('\\', "/");
-            files.push((relative, path));
+            files.push((format!("{PREFIX}{relative}"), path));
         }
     }
     // In the order `Loaded` keeps files: by name.
@@ -37,11 +37,10 @@ fn main() -> Result<(), Box<dyn Error>> {
          /// inside `rules/`.\n\
          pub static BUNDLED: &[(&str, &str)] = &[\n"
     );
-    for (relative, path) in &files {
+    for (name, path) in &files {
         writeln!(
             code,
-            "    ({:?}, include_str!({:?})),",
-            format!("{PREFIX}{relative}"),
+            "    ({name:?}, include_str!({:?})),",
             path.display().to_string()
         )?;
     }
@@ -64,13 +63,13 @@ fn main() -> Result<(), Box<dyn Error>> {
 }
 
 /// The bundled rule files parsed and compiled together, as bytes for
-/// `KnowledgeBase::from_bytes`; or their problems, one a line.
+/// `KnowledgeBase::from_static`; or their problems, one a line.
 fn compile(files: &[(String, std::path::PathBuf)]) -> Result<Vec<u8>, String> {
     let mut rules = kb_dsl::ast::RuleSet::default();
     let mut problems = Vec::new();
-    for (relative, path) in files.iter().filter(|(name, _)| name.ends_with(".kb")) {
+    for (name, path) in files.iter().filter(|(name, _)| name.ends_with(".kb")) {
         let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-        match kb_dsl::parse(&text, &format!("{PREFIX}{relative}")) {
+        match kb_dsl::parse(&text, name) {
             Ok(parsed) => rules.extend(parsed),
             Err(errors) => problems.extend(errors.problems),
         }

@@ -438,7 +438,7 @@ impl<'c> ExprCompiler<'c> {
         }
         let left = self.expr(a);
         let right = self.expr(b);
-        let ((left, left_ty), (right, right_ty)) = (left?, right?);
+        let ((l, left_ty), (r, right_ty)) = (left?, right?);
         let ok = match op {
             BinOp::Eq | BinOp::Ne => left_ty.accepts(&right_ty),
             BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
@@ -468,7 +468,6 @@ impl<'c> ExprCompiler<'c> {
             );
             return None;
         }
-        let (l, r) = (left, right);
         let compiled = match op {
             BinOp::Eq => CExpr::Compare(Cmp::Eq, l, r),
             BinOp::Ne => CExpr::Compare(Cmp::Ne, l, r),
