@@ -48,23 +48,28 @@ fn main() -> Result<(), Box<dyn Error>> {
     std::fs::write(Path::new(&out_dir).join("bundled.rs"), code)?;
 
     let compiled = match compile(&files) {
-        Ok(bytes) => bytes,
+        Ok(parts) => parts,
         Err(problems) => {
             // `kb` then compiles the rules when it starts, and reports these
             // problems as it would for any knowledge base.
             for problem in problems.lines() {
                 println!("cargo:warning=bundled rules: {problem}");
             }
-            Vec::new()
+            kb_engine::Parts {
+                texts: String::new(),
+                rest: Vec::new(),
+            }
         }
     };
-    std::fs::write(Path::new(&out_dir).join("bundled.kbc"), compiled)?;
+    std::fs::write(Path::new(&out_dir).join("bundled.texts"), compiled.texts)?;
+    std::fs::write(Path::new(&out_dir).join("bundled.kbc"), compiled.rest)?;
     Ok(())
 }
 
-/// The bundled rule files parsed and compiled together, as bytes for
-/// `KnowledgeBase::from_static`; or their problems, one a line.
-fn compile(files: &[(String, std::path::PathBuf)]) -> Result<Vec<u8>, String> {
+/// The bundled rule files parsed and compiled together, as parts for
+/// `KnowledgeBase::from_checked_parts`, checked; or their problems, one a
+/// line.
+fn compile(files: &[(String, std::path::PathBuf)]) -> Result<kb_engine::Parts, String> {
     let mut rules = kb_dsl::ast::RuleSet::default();
     let mut problems = Vec::new();
     for (name, path) in files.iter().filter(|(name, _)| name.ends_with(".kb")) {
@@ -78,7 +83,11 @@ fn compile(files: &[(String, std::path::PathBuf)]) -> Result<Vec<u8>, String> {
         match kb_engine::compile(&rules) {
             // Warnings are not kept in the compiled form: rules with some
             // are compiled when `kb` starts, to show them.
-            Ok(kb) if kb.warnings.is_empty() => return kb.to_bytes().map_err(|e| e.to_string()),
+            Ok(kb) if kb.warnings.is_empty() => {
+                let parts = kb.to_parts().map_err(|e| e.to_string())?;
+                parts.check().map_err(|e| e.to_string())?;
+                return Ok(parts);
+            }
             Ok(kb) => problems = kb.warnings,
             Err(found) => problems = found,
         }

@@ -42,7 +42,7 @@ pub use compile::compile;
 pub use diagnosis::Diagnosis;
 pub use eval::{Input, Trace};
 pub use kb::{KnowledgeBase, Lang};
-pub use snapshot::SnapshotError;
+pub use snapshot::{Parts, SnapshotError};
 
 #[cfg(test)]
 mod tests;

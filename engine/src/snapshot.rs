@@ -34,6 +34,38 @@ pub enum SnapshotError {
     Inconsistent(String),
 }
 
+/// A compiled knowledge base in two parts, for a program to embed: its
+/// texts for people, one after the other, which embedded as a `&'static str`
+/// (`include_str!`) are checked as UTF-8 when the program is compiled; and
+/// the rest, which gives the length of each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parts {
+    /// The texts.
+    pub texts: String,
+    /// The rest.
+    pub rest: Vec<u8>,
+}
+
+impl Parts {
+    /// The same knowledge base as bytes for [`KnowledgeBase::from_bytes`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let Some(body) = self.rest.strip_prefix(HEADER.as_bytes()) else {
+            // Not parts of a knowledge base: refused as such.
+            return self.rest.clone();
+        };
+        let mut bytes = HEADER.as_bytes().to_vec();
+        bytes.extend(postcard::to_allocvec(self.texts.as_str()).unwrap_or_default());
+        bytes.extend(body);
+        bytes
+    }
+
+    /// Loads the parts with every check [`KnowledgeBase::from_bytes`] makes,
+    /// for a program's build to check those it embeds.
+    pub fn check(&self) -> Result<(), SnapshotError> {
+        KnowledgeBase::from_bytes(self.to_bytes(), []).map(drop)
+    }
+}
+
 impl KnowledgeBase {
     /// The knowledge base as bytes for [`KnowledgeBase::from_bytes`]. The
     /// same knowledge base always gives the same bytes.
@@ -42,13 +74,18 @@ impl KnowledgeBase {
     /// they are read, and the rest gives the length of each: loading checks
     /// them as UTF-8 all at once, many times faster than text by text.
     pub fn to_bytes(&self) -> Result<Vec<u8>, SnapshotError> {
+        Ok(self.to_parts()?.to_bytes())
+    }
+
+    /// The knowledge base as [`Parts`], for a program to embed and load
+    /// with [`KnowledgeBase::from_checked_parts`].
+    pub fn to_parts(&self) -> Result<Parts, SnapshotError> {
         let previous = TEXTS.replace(Some(String::new()));
         let body = postcard::to_allocvec(self);
         let texts = TEXTS.replace(previous).unwrap_or_default();
-        let mut bytes = HEADER.as_bytes().to_vec();
-        postcard::to_io(texts.as_str(), &mut bytes)?;
-        bytes.extend(body?);
-        Ok(bytes)
+        let mut rest = HEADER.as_bytes().to_vec();
+        rest.extend(body?);
+        Ok(Parts { texts, rest })
     }
 
     /// A knowledge base from [`KnowledgeBase::to_bytes`], with its locations
@@ -60,57 +97,69 @@ impl KnowledgeBase {
     /// Loading checks that the knowledge base holds together (every id it
     /// uses exists, nothing leads in circles, nothing is nested too deep),
     /// so that bytes from elsewhere give an error, never a panic later.
-    /// Texts and encoded parts stay slices of `bytes`: loading from
-    /// `&'static [u8]` (bytes compiled into the program) copies none of them.
+    /// Texts and encoded parts stay slices of `bytes`, not copies.
     pub fn from_bytes(
         bytes: impl Into<Bytes>,
         sources: impl IntoIterator<Item = Arc<Source>>,
     ) -> Result<Self, SnapshotError> {
-        Self::load(bytes.into(), None, sources)
-    }
-
-    /// [`KnowledgeBase::from_bytes`] for bytes that last as long as the
-    /// program (compiled into it): its texts are then used as they are,
-    /// never checked as UTF-8 again nor counted as references to the bytes.
-    pub fn from_static(
-        bytes: &'static [u8],
-        sources: impl IntoIterator<Item = Arc<Source>>,
-    ) -> Result<Self, SnapshotError> {
-        Self::load(Bytes::from_static(bytes), Some(bytes), sources)
-    }
-
-    /// Loads `bytes`; `whole` is the same bytes when they are static.
-    fn load(
-        bytes: Bytes,
-        whole: Option<&'static [u8]>,
-        sources: impl IntoIterator<Item = Arc<Source>>,
-    ) -> Result<Self, SnapshotError> {
+        let bytes = bytes.into();
         let body = bytes
             .strip_prefix(HEADER.as_bytes())
             .ok_or(SnapshotError::Version)?;
         let (texts, rest) = postcard::take_from_bytes::<&[u8]>(body)?;
+        simdutf8::basic::from_utf8(texts)
+            .map_err(|_| SnapshotError::Format(postcard::Error::DeserializeBadUtf8))?;
         let end = bytes.len() - rest.len();
-        let start = end - texts.len();
-        let bad = || SnapshotError::Format(postcard::Error::DeserializeBadUtf8);
-        let static_texts = match whole {
-            Some(whole) => {
-                let texts = whole.get(start..end).ok_or_else(bad)?;
-                Some(simdutf8::basic::from_utf8(texts).map_err(|_| bad())?)
-            }
-            None => {
-                simdutf8::basic::from_utf8(texts).map_err(|_| bad())?;
-                None
-            }
-        };
-        let _loading = Loading::from(Loaded {
+        let loaded = Loaded {
             bytes: bytes.clone(),
-            next: start,
-            texts_start: start,
+            next: end - texts.len(),
+            texts_start: end - texts.len(),
             texts_end: end,
-            static_texts,
-        });
-        let kb: Self = kb_dsl::source::with_sources(sources, || postcard::from_bytes(rest))?;
+            static_texts: None,
+        };
+        let kb = Self::load(loaded, rest, sources)?;
         crate::consistency::check(&kb).map_err(SnapshotError::Inconsistent)?;
+        Ok(kb)
+    }
+
+    /// A knowledge base from [`Parts`] compiled into the program, checked
+    /// when it was built ([`Parts::check`]): loading then checks neither
+    /// its texts, which `include_str!` checked as UTF-8, nor that it holds
+    /// together, and copies nothing. Parts that were not checked may make
+    /// evaluation panic.
+    pub fn from_checked_parts(
+        texts: &'static str,
+        rest: &'static [u8],
+        sources: impl IntoIterator<Item = Arc<Source>>,
+    ) -> Result<Self, SnapshotError> {
+        let body = rest
+            .strip_prefix(HEADER.as_bytes())
+            .ok_or(SnapshotError::Version)?;
+        let loaded = Loaded {
+            bytes: Bytes::from_static(rest),
+            next: 0,
+            texts_start: 0,
+            texts_end: texts.len(),
+            static_texts: Some(texts),
+        };
+        Self::load(loaded, body, sources)
+    }
+
+    /// Decodes `body`, its texts read from `loaded`.
+    fn load(
+        loaded: Loaded,
+        body: &[u8],
+        sources: impl IntoIterator<Item = Arc<Source>>,
+    ) -> Result<Self, SnapshotError> {
+        let _loading = Loading::from(loaded);
+        let kb = kb_dsl::source::with_sources(sources, || postcard::from_bytes(body))?;
+        // Texts are read one after the other: one left over means each
+        // was read where another one is.
+        if texts_left() != 0 {
+            return Err(SnapshotError::Format(
+                postcard::Error::DeserializeBadEncoding,
+            ));
+        }
         Ok(kb)
     }
 
@@ -301,6 +350,15 @@ pub(crate) fn write_text(text: &str) -> bool {
 /// apart from the rest.
 pub(crate) fn loading_texts() -> bool {
     LOADING.with_borrow(Option::is_some)
+}
+
+/// How many bytes of texts the knowledge base being loaded has not read.
+fn texts_left() -> usize {
+    LOADING.with_borrow(|loading| {
+        loading
+            .as_ref()
+            .map_or(0, |loaded| loaded.texts_end - loaded.next)
+    })
 }
 
 /// A text of a knowledge base being loaded ([`next_text`]).

@@ -1036,7 +1036,7 @@ mod compiled_form {
     use kb_dsl::Source;
 
     use super::*;
-    use crate::SnapshotError;
+    use crate::{Parts, SnapshotError};
 
     const RULES: &str = r#"
 symptom pod-pending "Pod stuck in Pending" {
@@ -1070,29 +1070,36 @@ test "full" {
         })
     }
 
-    /// Bytes that last as long as the program, as those compiled into it.
-    fn leaked(bytes: Vec<u8>) -> &'static [u8] {
-        Box::leak(bytes.into_boxed_slice())
+    /// Parts that last as long as the program, as those compiled into it.
+    fn embedded(parts: Parts) -> (&'static str, &'static [u8]) {
+        (
+            Box::leak(parts.texts.into_boxed_str()),
+            Box::leak(parts.rest.into_boxed_slice()),
+        )
     }
 
     #[test]
     fn a_loaded_knowledge_base_diagnoses_as_the_compiled_one() {
         let compiled = kb(RULES);
         let bytes = compiled.to_bytes().unwrap();
+        let parts = compiled.to_parts().unwrap();
+        assert_eq!(parts.to_bytes(), bytes);
+        parts.check().unwrap();
         let loaded = KnowledgeBase::from_bytes(bytes.clone(), sources()).unwrap();
-        let from_static = KnowledgeBase::from_static(leaked(bytes.clone()), sources()).unwrap();
+        let (texts, rest) = embedded(parts);
+        let from_parts = KnowledgeBase::from_checked_parts(texts, rest, sources()).unwrap();
         for message in [
             "0/3 nodes are available: 3 Insufficient cpu.",
             "0/3 nodes are available: 3 node(s) had untolerated taint.",
             "no message a rule knows",
         ] {
             let expected = serde_json::to_value(eval(&compiled, &pending(message))).unwrap();
-            for kb in [&loaded, &from_static] {
+            for kb in [&loaded, &from_parts] {
                 let actual = serde_json::to_value(eval(kb, &pending(message))).unwrap();
                 assert_eq!(expected, actual, "{message}");
             }
         }
-        assert_eq!(from_static.to_bytes().unwrap(), bytes);
+        assert_eq!(from_parts.to_bytes().unwrap(), bytes);
         let full = eval(
             &loaded,
             &pending("0/3 nodes are available: 3 Insufficient cpu."),
@@ -1218,11 +1225,7 @@ test "full" {
         let mut damaged = bytes.clone();
         damaged[at + 3] = 0xff;
         assert!(matches!(
-            KnowledgeBase::from_bytes(damaged.clone(), sources()),
-            Err(SnapshotError::Format(_))
-        ));
-        assert!(matches!(
-            KnowledgeBase::from_static(leaked(damaged), sources()),
+            KnowledgeBase::from_bytes(damaged, sources()),
             Err(SnapshotError::Format(_))
         ));
         let loaded = KnowledgeBase::from_bytes(bytes, sources()).unwrap();
@@ -1279,7 +1282,52 @@ test "full" {
                 ),
                 "{what}"
             );
+            // A program's build checks the parts it embeds; loading them
+            // then trusts that check.
+            let parts = altered.to_parts().unwrap();
+            assert!(
+                matches!(parts.check(), Err(SnapshotError::Inconsistent(_))),
+                "{what}"
+            );
+            let (texts, rest) = embedded(parts);
+            assert!(
+                KnowledgeBase::from_checked_parts(texts, rest, sources()).is_ok(),
+                "{what}"
+            );
         }
+    }
+
+    #[test]
+    fn parts_that_do_not_fit_are_refused() {
+        let parts = kb(RULES).to_parts().unwrap();
+        let title = "No node has room";
+        let at = parts.texts.find(title).unwrap();
+        let mut shifted = parts.clone();
+        shifted.texts.insert(at, 'x');
+        let mut cut = parts.clone();
+        cut.texts.truncate(at + 2);
+        let mut widened = parts.clone();
+        widened.texts.replace_range(at..at + 1, "中");
+        for (what, damaged) in [("a text too many", shifted), ("texts cut short", cut)] {
+            assert!(damaged.check().is_err(), "{what}");
+            let (texts, rest) = embedded(damaged);
+            assert!(
+                KnowledgeBase::from_checked_parts(texts, rest, sources()).is_err(),
+                "{what}"
+            );
+        }
+        // Lengths that cut a character: refused, not a panic.
+        assert!(widened.check().is_err());
+        let (texts, rest) = embedded(widened);
+        let loaded = KnowledgeBase::from_checked_parts(texts, rest, sources());
+        assert!(matches!(loaded, Err(SnapshotError::Format(_))));
+        let (texts, mut rest) = embedded(parts);
+        rest = &rest[..rest.len() / 2];
+        assert!(KnowledgeBase::from_checked_parts(texts, rest, sources()).is_err());
+        assert!(matches!(
+            KnowledgeBase::from_checked_parts(texts, b"not a knowledge base", sources()),
+            Err(SnapshotError::Version)
+        ));
     }
 
     #[test]

@@ -12,9 +12,10 @@ use serde::Deserialize;
 
 mod bundled {
     include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
-    /// The bundled rules, compiled when `kb` was built; empty when they did
-    /// not compile.
-    pub static COMPILED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bundled.kbc"));
+    /// The bundled rules, compiled and checked when `kb` was built, in
+    /// parts: the texts, and the rest; empty when they did not compile.
+    pub static TEXTS: &str = include_str!(concat!(env!("OUT_DIR"), "/bundled.texts"));
+    pub static REST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bundled.kbc"));
 }
 
 /// The manifest of a knowledge base, `kb.toml`.
@@ -206,9 +207,10 @@ impl From<kb_engine::SnapshotError> for LoadError {
 /// The name under which bundled files appear in diagnostics.
 pub const BUNDLED_PREFIX: &str = bundled::PREFIX;
 
-/// The bundled rules as compiled when `kb` was built
-/// ([`KnowledgeBase::to_bytes`]); empty when they did not compile.
-pub const BUNDLED_COMPILED: &[u8] = bundled::COMPILED;
+/// The bundled rules as compiled and checked when `kb` was built, in
+/// [`kb_engine::Parts`]: their texts, and the rest. Empty when they did not
+/// compile.
+pub const BUNDLED_PARTS: (&str, &[u8]) = (bundled::TEXTS, bundled::REST);
 
 impl Loaded {
     /// The bundled Kubernetes Pod knowledge base, as compiled when `kb` was
@@ -219,7 +221,8 @@ impl Loaded {
                 .iter()
                 .filter(|(name, _)| name.ends_with(".kb"))
                 .map(|(name, text)| Source::new(name.as_str(), text.clone()));
-            match KnowledgeBase::from_static(BUNDLED_COMPILED, sources) {
+            let (texts, rest) = BUNDLED_PARTS;
+            match KnowledgeBase::from_checked_parts(texts, rest, sources) {
                 Ok(kb) => Ok(kb),
                 // The rules did not compile when `kb` was built: compiling
                 // them now reports why.

@@ -232,13 +232,15 @@ fn the_compiled_knowledge_base_built_in_is_that_of_the_rules_built_in() {
     let from_source = Loaded::bundled_from_source()
         .map_err(|e| format!("{e:?}"))
         .unwrap();
-    let bytes = from_source.kb.to_bytes().unwrap();
+    let parts = from_source.kb.to_parts().unwrap();
+    let (texts, rest) = knowledge::BUNDLED_PARTS;
     assert!(
-        bytes == knowledge::BUNDLED_COMPILED,
+        parts.texts == texts && parts.rest == rest,
         "kb embeds a stale compiled form"
     );
+    parts.check().unwrap();
     let loaded = Loaded::bundled().map_err(|e| format!("{e:?}")).unwrap();
-    assert!(loaded.kb.to_bytes().unwrap() == bytes);
+    assert!(loaded.kb.to_parts().unwrap() == parts);
 }
 
 #[test]
