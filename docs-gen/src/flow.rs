@@ -118,7 +118,7 @@ impl Flow {
                         let to = flow.node(
                             &mut keys,
                             format!("x{}", cause.0),
-                            info.id.clone(),
+                            info.id.to_string(),
                             Shape::Answer,
                             Some(paths::cause(&info.id)),
                         );

@@ -317,7 +317,7 @@ impl Book {
             .iter()
             .enumerate()
             .map(|(i, cause)| CausePage {
-                id: cause.id.clone(),
+                id: cause.id.to_string(),
                 title: cause.title.get(lang).to_owned(),
                 explain: text(cause.explain.as_ref(), lang),
                 path: paths::cause(&cause.id),
@@ -328,7 +328,7 @@ impl Book {
                     .map(|s| symptom_link(s, lang))
                     .collect(),
                 signals: signals(kb, i, lang),
-                examples: examples.get(&cause.id).cloned().unwrap_or_default(),
+                examples: examples.get(cause.id.as_str()).cloned().unwrap_or_default(),
                 fixes: kb.placeholder_fixes(cause, lang),
             })
             .collect();
@@ -336,7 +336,7 @@ impl Book {
             .facts
             .iter()
             .map(|fact| FactEntry {
-                name: fact.name.clone(),
+                name: fact.name.to_string(),
                 ty: fact.ty.to_string(),
                 title: fact.title.get(lang).to_owned(),
                 explain: text(fact.explain.as_ref(), lang),
@@ -361,7 +361,7 @@ impl Book {
 
 fn symptom_link(symptom: &SymptomInfo, lang: Lang) -> Link {
     Link {
-        id: symptom.id.clone(),
+        id: symptom.id.to_string(),
         title: symptom.title.get(lang).to_owned(),
         path: paths::symptom(&symptom.id),
     }
@@ -394,7 +394,7 @@ fn symptom_page(kb: &KnowledgeBase, symptom: &SymptomInfo, lang: Lang) -> Sympto
             }
             CheckEntry {
                 number: numbers.get(&id.0).cloned().unwrap_or_default(),
-                id: check.id.clone(),
+                id: check.id.to_string(),
                 title: check.title.get(lang).to_owned(),
                 explain: text(check.explain.as_ref(), lang),
                 commands,
@@ -444,14 +444,14 @@ fn symptom_page(kb: &KnowledgeBase, symptom: &SymptomInfo, lang: Lang) -> Sympto
     }
     let flow = Flow::of(kb, symptom, lang);
     SymptomPage {
-        id: symptom.id.clone(),
+        id: symptom.id.to_string(),
         title: symptom.title.get(lang).to_owned(),
         explain: text(symptom.explain.as_ref(), lang),
         when: symptom.when_text.to_string(),
         when_facts: symptom
             .when_facts
             .iter()
-            .filter_map(|f| kb.facts.get(f.0).map(|f| f.name.clone()))
+            .filter_map(|f| kb.facts.get(f.0).map(|f| f.name.to_string()))
             .collect(),
         path: paths::symptom(&symptom.id),
         checks,
@@ -490,7 +490,7 @@ fn number_checks(
 fn cause_link(kb: &KnowledgeBase, index: usize, lang: Lang) -> Link {
     let cause = kb.causes.get(index);
     Link {
-        id: cause.map(|c| c.id.clone()).unwrap_or_default(),
+        id: cause.map(|c| c.id.to_string()).unwrap_or_default(),
         title: cause
             .map(|c| c.title.get(lang).to_owned())
             .unwrap_or_default(),
@@ -507,7 +507,7 @@ fn check_link(
     let check = kb.checks.get(id.0);
     let number = numbers.get(&id.0).cloned().unwrap_or_default();
     Link {
-        id: check.map(|c| c.id.clone()).unwrap_or_default(),
+        id: check.map(|c| c.id.to_string()).unwrap_or_default(),
         title: check
             .map(|c| c.title.get(lang).to_owned())
             .unwrap_or_default(),

@@ -59,7 +59,7 @@ impl KnowledgeBase {
     }
 
     fn unknown_key(&self, key: &str, prefix: &str) -> String {
-        let names = self.names.keys().map(String::as_str);
+        let names = self.names.keys().map(|name| name.as_str());
         match crate::compile::suggest(key, names) {
             Some(similar) => format!(
                 "ignored `{prefix}{key}`: not an input or fact of this knowledge base (did you mean `{similar}`?)"
@@ -368,7 +368,7 @@ impl<'a> Run<'a> {
             evidence.push(item);
         }
         Some(WhyNot {
-            symptom: info.id.clone(),
+            symptom: info.id.to_string(),
             evidence,
             stopped_at,
         })
@@ -394,7 +394,7 @@ impl<'a> Run<'a> {
             .kb
             .facts
             .get(id.0)
-            .map(|f| f.name.clone())
+            .map(|f| f.name.to_string())
             .unwrap_or_default();
         let (state, value) = match value {
             Value::Unknown => (FactState::Unknown, None),
@@ -425,7 +425,7 @@ impl<'a> Run<'a> {
                     }
                     let evidence = self.evidence(None, &symptom.when_text, truth, &reading);
                     symptoms.push(SymptomFinding {
-                        id: symptom.id.clone(),
+                        id: symptom.id.to_string(),
                         title: symptom.title.get(lang).to_owned(),
                         status: if truth == Truth::True {
                             SymptomStatus::Matched
@@ -574,7 +574,7 @@ impl<'a> Run<'a> {
             let symptom = kb
                 .symptoms
                 .get(reached.symptom)
-                .map(|s| s.id.clone())
+                .map(|s| s.id.to_string())
                 .unwrap_or_default();
             found.push((
                 status,
@@ -585,7 +585,7 @@ impl<'a> Run<'a> {
                 },
                 rank,
                 CauseFinding {
-                    id: cause.id.clone(),
+                    id: cause.id.to_string(),
                     status,
                     title: cause.title.get(lang).to_owned(),
                     symptom,
@@ -614,7 +614,7 @@ impl<'a> Run<'a> {
         }
         roots
             .into_iter()
-            .filter_map(|id| self.kb.facts.get(id.0).map(|f| f.name.clone()))
+            .filter_map(|id| self.kb.facts.get(id.0).map(|f| f.name.to_string()))
             .collect()
     }
 
@@ -660,7 +660,7 @@ impl<'a> Run<'a> {
                 Some((
                     index,
                     MissingFact {
-                        fact: fact.name.clone(),
+                        fact: fact.name.to_string(),
                         title: fact.title.get(lang).to_owned(),
                         gather: fact.gather.as_ref().map(|t| self.render(t)),
                         decides,

@@ -137,9 +137,9 @@ pub struct KnowledgeBase {
     /// Ordered, as every map here, so that the same knowledge base always
     /// gives the same bytes ([`KnowledgeBase::to_bytes`]).
     #[serde(deserialize_with = "crate::snapshot::sorted_map")]
-    pub(crate) names: BTreeMap<String, Name>,
+    pub(crate) names: BTreeMap<Text, Name>,
     #[serde(deserialize_with = "crate::snapshot::sorted_map")]
-    pub(crate) ids: BTreeMap<String, Id>,
+    pub(crate) ids: BTreeMap<Text, Id>,
     pub(crate) templates: Templates,
     /// What the facts read of each input, by `InputId`.
     pub(crate) input_needs: Vec<Needs>,
@@ -184,7 +184,7 @@ pub enum Id {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InputInfo {
     /// Its key.
-    pub name: String,
+    pub name: Text,
     /// What it is.
     pub title: Option<LocalText>,
 }
@@ -193,7 +193,7 @@ pub struct InputInfo {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FactInfo {
     /// Its name.
-    pub name: String,
+    pub name: Text,
     /// Its type.
     pub ty: Ty,
     /// What it means.
@@ -215,7 +215,7 @@ pub struct FactInfo {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SymptomInfo {
     /// Its id.
-    pub id: String,
+    pub id: Text,
     /// Its name.
     pub title: LocalText,
     /// What it means.
@@ -236,7 +236,7 @@ pub struct SymptomInfo {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckInfo {
     /// Its id: as written, or derived from where it stands (`pod-pending#2`).
-    pub id: String,
+    pub id: Text,
     /// The question.
     pub title: LocalText,
     /// How to answer it by hand.
@@ -277,7 +277,7 @@ pub enum Target {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CauseInfo {
     /// Its id.
-    pub id: String,
+    pub id: Text,
     /// What is wrong.
     pub title: LocalText,
     /// Why it happens.

@@ -35,6 +35,12 @@ impl Text {
     }
 }
 
+impl Default for Text {
+    fn default() -> Self {
+        Self(Repr::Static(""))
+    }
+}
+
 impl Deref for Text {
     type Target = str;
 
@@ -63,8 +69,39 @@ impl PartialEq for Text {
 
 impl Eq for Text {}
 
+impl PartialOrd for Text {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// As the text's: a map keyed by texts is looked up by `&str`.
+impl Ord for Text {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        self
+    }
+}
+
 impl PartialEq<str> for Text {
     fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
         self.as_str() == other
     }
 }

@@ -162,15 +162,19 @@ impl Coverage {
         let untested_causes = kb
             .causes
             .iter()
-            .filter(|cause| !outcomes.iter().any(|o| o.confirmed.contains(&cause.id)))
-            .map(|cause| cause.id.clone())
+            .filter(|cause| {
+                !outcomes
+                    .iter()
+                    .any(|o| o.confirmed.iter().any(|id| cause.id == *id))
+            })
+            .map(|cause| cause.id.to_string())
             .collect();
         let untested_checks = kb
             .checks
             .iter()
             .enumerate()
             .filter(|(i, _)| !outcomes.iter().any(|o| o.checks.contains(&CheckId(*i))))
-            .map(|(_, check)| (check.id.clone(), check.title.en.to_string()))
+            .map(|(_, check)| (check.id.to_string(), check.title.en.to_string()))
             .collect();
         Self {
             causes: kb.causes.len(),

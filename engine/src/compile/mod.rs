@@ -133,7 +133,7 @@ impl<'r> Compiler<'r> {
             let id = InputId(self.inputs.len());
             self.declare_name(&input.name, Name::Input(id));
             self.inputs.push(InputInfo {
-                name: input.name.name.clone(),
+                name: input.name.name.as_str().into(),
                 title: input.title.as_ref().map(LocalText::of),
             });
         }
@@ -235,7 +235,7 @@ impl<'r> Compiler<'r> {
             let gather = fact.gather.as_ref().and_then(|s| self.template(s));
             self.fact_reads.push(reads.clone());
             self.facts.push(FactInfo {
-                name: fact.name.name.clone(),
+                name: fact.name.name.as_str().into(),
                 ty,
                 title: LocalText::of(&fact.title),
                 explain: fact.explain.as_ref().map(LocalText::of),
@@ -370,7 +370,7 @@ impl<'r> Compiler<'r> {
                 }
             };
             self.symptoms.push(SymptomInfo {
-                id: symptom.id.name.clone(),
+                id: symptom.id.name.as_str().into(),
                 title: LocalText::of(&symptom.title),
                 explain: symptom.explain.as_ref().map(LocalText::of),
                 when_text: symptom
@@ -488,7 +488,7 @@ impl<'r> Compiler<'r> {
         }
         let gather = check.gather.as_ref().and_then(|s| self.template(s));
         CheckInfo {
-            id: id.to_owned(),
+            id: id.into(),
             title: LocalText::of(&check.title),
             explain: check.explain.as_ref().map(LocalText::of),
             gather,
@@ -595,7 +595,7 @@ impl<'r> Compiler<'r> {
                 });
             }
             self.causes.push(CauseInfo {
-                id: cause.id.name.clone(),
+                id: cause.id.name.as_str().into(),
                 title: LocalText::of(&cause.title),
                 explain: cause.explain.as_ref().map(LocalText::of),
                 fixes,
@@ -648,7 +648,8 @@ impl<'r> Compiler<'r> {
         };
         for (i, check) in self.checks.iter().enumerate() {
             if !reached.contains_key(&check.node)
-                && (owns(&check.id, Id::Check(CheckId(i))) || !self.ids.contains_key(&check.id))
+                && (owns(&check.id, Id::Check(CheckId(i)))
+                    || !self.ids.contains_key(check.id.as_str()))
             {
                 self.problems.push(
                     Problem::error(
@@ -759,7 +760,7 @@ impl<'r> Compiler<'r> {
             }
         }
         for fact in &self.facts {
-            if let Some((Name::Fact(id), _)) = self.names.get(&fact.name)
+            if let Some((Name::Fact(id), _)) = self.names.get(fact.name.as_str())
                 && !used.get(id.0).copied().unwrap_or(true)
             {
                 self.problems.push(
@@ -796,8 +797,16 @@ impl<'r> Compiler<'r> {
             }
         }
         let input_needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len());
-        let names = self.names.into_iter().map(|(k, (v, _))| (k, v)).collect();
-        let ids = self.ids.into_iter().map(|(k, (v, _))| (k, v)).collect();
+        let names = self
+            .names
+            .into_iter()
+            .map(|(k, (v, _))| (k.into(), v))
+            .collect();
+        let ids = self
+            .ids
+            .into_iter()
+            .map(|(k, (v, _))| (k.into(), v))
+            .collect();
         Ok(KnowledgeBase {
             graph: self.graph,
             topo,
