@@ -129,6 +129,7 @@ pub enum Edge {
 /// A compiled knowledge base, ready to evaluate inputs and to describe itself.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct KnowledgeBase {
+    #[serde(with = "crate::snapshot::graph")]
     pub(crate) graph: DiGraph<Node, Edge>,
     /// Nodes in an order where every edge goes forward.
     pub(crate) topo: Vec<NodeIndex>,

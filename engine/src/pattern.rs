@@ -50,8 +50,9 @@ pub(crate) struct Pattern {
     /// In a knowledge base loaded from bytes, a DFA built when they were
     /// written ([`ahead`]), serialized: it answers without compiling.
     ahead: Option<Bytes>,
-    /// That DFA, ready to search.
-    dfa: OnceLock<Option<sparse::DFA<Vec<u8>>>>,
+    /// That DFA, ready to search; boxed, as most are never read, and a
+    /// knowledge base's expressions are decoded into one vector.
+    dfa: OnceLock<Option<Box<sparse::DFA<Vec<u8>>>>>,
     /// Strings one of which every match contains, found when the knowledge
     /// base was written as bytes ([`needles`]).
     needles: Option<Box<[Bytes]>>,
@@ -167,9 +168,9 @@ impl Pattern {
             .get_or_init(|| {
                 let bytes = self.ahead.as_ref()?;
                 let (dfa, _) = sparse::DFA::from_bytes(bytes).ok()?;
-                Some(dfa.to_owned())
+                Some(Box::new(dfa.to_owned()))
             })
-            .as_ref()
+            .as_deref()
     }
 
     /// The compiled expression, compiled now if it was not yet.

@@ -270,6 +270,48 @@ where
     Ok(entries.into_iter().collect())
 }
 
+/// The decision graph as its nodes and its edges, in the order of their
+/// indices: decoded into vectors of the right size, then built at once
+/// (petgraph's own decoding grows them edge by edge).
+pub(crate) mod graph {
+    use petgraph::graph::{DiGraph, NodeIndex};
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::kb::{Edge, Node};
+
+    pub(crate) fn serialize<S: Serializer>(
+        graph: &DiGraph<Node, Edge>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let nodes: Vec<&Node> = graph.node_weights().collect();
+        let edges: Vec<(usize, usize, &Edge)> = graph
+            .raw_edges()
+            .iter()
+            .map(|e| (e.source().index(), e.target().index(), &e.weight))
+            .collect();
+        (nodes, edges).serialize(serializer)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<DiGraph<Node, Edge>, D::Error> {
+        let (nodes, edges) = <(Vec<Node>, Vec<(usize, usize, Edge)>)>::deserialize(deserializer)?;
+        let mut graph = DiGraph::with_capacity(nodes.len(), edges.len());
+        for node in nodes {
+            graph.add_node(node);
+        }
+        for (source, target, edge) in edges {
+            let count = graph.node_count();
+            if source >= count || target >= count {
+                return Err(D::Error::custom("an edge between nodes that do not exist"));
+            }
+            graph.add_edge(NodeIndex::new(source), NodeIndex::new(target), edge);
+        }
+        Ok(graph)
+    }
+}
+
 /// How deep the nested parts of a knowledge base (types and what an input
 /// needs, decoded with [`nested`]; expressions, checked once decoded) may
 /// be: what compiling makes of the deepest expressions rules may hold, with
@@ -464,6 +506,35 @@ mod tests {
             });
             next_texts_are_whole();
         }
+    }
+
+    #[test]
+    fn a_graph_is_decoded_as_written_and_its_edges_must_join_its_nodes() {
+        use petgraph::graph::DiGraph;
+        use serde::{Deserialize, Serialize};
+
+        use crate::kb::{CauseId, CheckId, Edge, Node, SymptomId};
+
+        #[derive(Serialize, Deserialize)]
+        struct Graph(#[serde(with = "super::graph")] DiGraph<Node, Edge>);
+
+        let mut graph = DiGraph::new();
+        let symptom = graph.add_node(Node::Symptom(SymptomId(0)));
+        let check = graph.add_node(Node::Check(CheckId(0)));
+        let cause = graph.add_node(Node::Cause(CauseId(0)));
+        graph.add_edge(symptom, check, Edge::Enter);
+        graph.add_edge(check, cause, Edge::Branch(0));
+        graph.add_edge(check, cause, Edge::Otherwise);
+        let bytes = postcard::to_allocvec(&Graph(graph.clone())).unwrap();
+        let Graph(decoded) = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(format!("{decoded:?}"), format!("{graph:?}"));
+
+        let dangling = (
+            vec![Node::Symptom(SymptomId(0))],
+            vec![(0_usize, 1_usize, Edge::Enter)],
+        );
+        let bytes = postcard::to_allocvec(&dangling).unwrap();
+        assert!(postcard::from_bytes::<Graph>(&bytes).is_err());
     }
 
     fn next_texts_are_whole() {
