@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::diagnosis::Evidence;
 use crate::diagnosis::{FixFinding, StepFinding};
 use crate::expr::{ExprId, Exprs};
+use crate::lazy::Lazy;
 use crate::needs::Needs;
 use crate::snapshot::Tests;
 use crate::template::Templates;
@@ -283,8 +284,9 @@ pub struct CauseInfo {
     pub title: LocalText,
     /// Why it happens.
     pub explain: Option<LocalText>,
-    /// How to fix it.
-    pub fixes: Vec<FixInfo>,
+    /// How to fix it: decoded when first read, as one diagnosis shows the
+    /// fixes of a few causes.
+    pub fixes: Lazy<Vec<FixInfo>>,
     pub(crate) node: NodeIndex,
     /// Where it is declared.
     pub loc: Loc,

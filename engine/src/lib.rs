@@ -30,6 +30,7 @@ mod eval;
 mod expr;
 pub mod json;
 pub mod kb;
+mod lazy;
 pub mod needs;
 mod pattern;
 mod snapshot;
@@ -42,6 +43,7 @@ pub use compile::compile;
 pub use diagnosis::Diagnosis;
 pub use eval::{Input, Trace};
 pub use kb::{KnowledgeBase, Lang};
+pub use lazy::Lazy;
 pub use snapshot::{Parts, SnapshotError};
 
 #[cfg(test)]

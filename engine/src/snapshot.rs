@@ -116,6 +116,7 @@ impl KnowledgeBase {
             texts_start: end - texts.len(),
             texts_end: end,
             static_texts: None,
+            lazy: false,
         };
         let kb = Self::load(loaded, rest, sources)?;
         crate::consistency::check(&kb).map_err(SnapshotError::Inconsistent)?;
@@ -141,6 +142,7 @@ impl KnowledgeBase {
             texts_start: 0,
             texts_end: texts.len(),
             static_texts: Some(texts),
+            lazy: true,
         };
         Self::load(loaded, body, sources)
     }
@@ -151,16 +153,7 @@ impl KnowledgeBase {
         body: &[u8],
         sources: impl IntoIterator<Item = Arc<Source>>,
     ) -> Result<Self, SnapshotError> {
-        let _loading = Loading::from(loaded);
-        let kb = kb_dsl::source::with_sources(sources, || postcard::from_bytes(body))?;
-        // Texts are read one after the other: one left over means each
-        // was read where another one is.
-        if texts_left() != 0 {
-            return Err(SnapshotError::Format(
-                postcard::Error::DeserializeBadEncoding,
-            ));
-        }
-        Ok(kb)
+        kb_dsl::source::with_sources(sources, || decode(loaded, body))
     }
 
     /// The rule tests. Decoding them, for a knowledge base loaded from
@@ -349,13 +342,17 @@ thread_local! {
 
 /// The bytes a knowledge base is loaded from, and where the texts not yet
 /// read are in them, checked as UTF-8.
-struct Loaded {
+#[derive(Clone)]
+pub(crate) struct Loaded {
     bytes: Bytes,
     next: usize,
     texts_start: usize,
     texts_end: usize,
     /// The texts, when the bytes are static.
     static_texts: Option<&'static str>,
+    /// Whether [`Lazy`](crate::Lazy) parts stay encoded until read: the
+    /// bytes were checked before (from [`Parts`] checked when built).
+    lazy: bool,
 }
 
 /// Marks what a knowledge base is loaded from while it lasts.
@@ -394,12 +391,65 @@ pub(crate) fn loading_texts() -> bool {
     LOADING.with_borrow(Option::is_some)
 }
 
-/// How many bytes of texts the knowledge base being loaded has not read.
-fn texts_left() -> usize {
-    LOADING.with_borrow(|loading| {
+/// Decodes `body`, its texts read from `loaded`.
+pub(crate) fn decode<T: de::DeserializeOwned>(
+    loaded: Loaded,
+    body: &[u8],
+) -> Result<T, SnapshotError> {
+    let _loading = Loading::from(loaded);
+    let decoded = postcard::from_bytes(body)?;
+    // Texts are read one after the other: one left over means each was
+    // read where another one is.
+    let left = LOADING.with_borrow(|loading| {
         loading
             .as_ref()
             .map_or(0, |loaded| loaded.texts_end - loaded.next)
+    });
+    if left != 0 {
+        return Err(SnapshotError::Format(
+            postcard::Error::DeserializeBadEncoding,
+        ));
+    }
+    Ok(decoded)
+}
+
+/// How many bytes of texts the knowledge base being written has so far,
+/// if one is being written.
+pub(crate) fn written_texts() -> Option<usize> {
+    TEXTS.with_borrow(|texts| texts.as_ref().map(String::len))
+}
+
+/// Takes the next `len` bytes of texts of the knowledge base being loaded,
+/// for a part decoded apart: what to decode it with, and whether it may be
+/// decoded later. `None` when no knowledge base is being loaded; an error
+/// when those bytes are not whole texts.
+pub(crate) fn take_texts(len: usize) -> Option<Result<(Loaded, bool), ()>> {
+    LOADING.with_borrow_mut(|loading| {
+        let loaded = loading.as_mut()?;
+        let start = loaded.next;
+        let Some(end) = start
+            .checked_add(len)
+            .filter(|end| *end <= loaded.texts_end)
+        else {
+            return Some(Err(()));
+        };
+        let whole = match loaded.static_texts {
+            Some(texts) => texts.is_char_boundary(end - loaded.texts_start),
+            None => {
+                end == loaded.texts_end
+                    || loaded.bytes.get(end).is_some_and(|b| (*b as i8) >= -0x40)
+            }
+        };
+        if !whole {
+            return Some(Err(()));
+        }
+        loaded.next = end;
+        let part = Loaded {
+            next: start,
+            texts_end: end,
+            ..loaded.clone()
+        };
+        Some(Ok((part, loaded.lazy)))
     })
 }
 
@@ -422,6 +472,7 @@ pub(crate) fn next_text(len: usize) -> Option<LoadedText> {
             texts_start,
             texts_end,
             static_texts,
+            ..
         } = loading.as_mut()?;
         let end = next.checked_add(len).filter(|end| end <= texts_end)?;
         let text = match static_texts {
@@ -503,6 +554,7 @@ mod tests {
                 texts_start: 4,
                 texts_end: 15,
                 static_texts,
+                lazy: false,
             });
             next_texts_are_whole();
         }

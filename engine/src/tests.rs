@@ -1267,8 +1267,9 @@ test "full" {
                 kb.facts[full].reads.clear();
             }),
             ("a command template that does not exist", |kb| {
-                let step = &mut kb.causes[0].fixes[0].steps[0];
-                step.run.as_mut().unwrap().index = 99;
+                let mut fixes = kb.causes[0].fixes.to_vec();
+                fixes[0].steps[0].run.as_mut().unwrap().index = 99;
+                kb.causes[0].fixes = fixes.into();
             }),
         ];
         for (what, alter) in alterations {
@@ -1295,6 +1296,34 @@ test "full" {
                 "{what}"
             );
         }
+    }
+
+    #[test]
+    fn fixes_loaded_from_checked_parts_are_decoded_when_first_read() {
+        let compiled = kb(RULES);
+        let (texts, rest) = embedded(compiled.to_parts().unwrap());
+        let loaded = KnowledgeBase::from_checked_parts(texts, rest, sources()).unwrap();
+        assert!(loaded.causes.iter().all(|c| !c.fixes.is_decoded()));
+        let diagnosis = eval(
+            &loaded,
+            &pending("0/3 nodes are available: 3 node(s) had untolerated taint."),
+        );
+        let shown: Vec<&str> = diagnosis.causes.iter().map(|c| c.id.as_str()).collect();
+        assert!(!shown.is_empty() && shown.len() < loaded.causes.len());
+        for cause in &loaded.causes {
+            let id = cause.id.as_str();
+            assert_eq!(cause.fixes.is_decoded(), shown.contains(&id), "{id}");
+        }
+        for (cause, expected) in loaded.causes.iter().zip(&compiled.causes) {
+            assert_eq!(
+                format!("{:?}", cause.fixes),
+                format!("{:?}", expected.fixes)
+            );
+        }
+        // From any other bytes, they are decoded, and checked, with the rest.
+        let bytes = compiled.to_bytes().unwrap();
+        let checked = KnowledgeBase::from_bytes(bytes, sources()).unwrap();
+        assert!(checked.causes.iter().all(|c| c.fixes.is_decoded()));
     }
 
     #[test]

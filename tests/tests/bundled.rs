@@ -279,7 +279,7 @@ fn every_text_is_written_in_english_and_chinese() {
             format!("cause {} explain", cause.id),
             cause.explain.as_ref(),
         );
-        for fix in &cause.fixes {
+        for fix in cause.fixes.iter() {
             need(format!("cause {} fix", cause.id), Some(&fix.title));
             for step in &fix.steps {
                 need(

@@ -598,7 +598,7 @@ impl<'r> Compiler<'r> {
                 id: cause.id.name.as_str().into(),
                 title: LocalText::of(&cause.title),
                 explain: cause.explain.as_ref().map(LocalText::of),
-                fixes,
+                fixes: fixes.into(),
                 node,
                 loc: cause.loc.clone(),
             });
