@@ -3,16 +3,17 @@
 //! with it, decode its rule tests and write it back as bytes.
 #![no_main]
 
-use kb::knowledge::BUNDLED_COMPILED;
+use kb::knowledge::BUNDLED_PARTS;
 use kb_engine::{KnowledgeBase, Lang};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let header_len = BUNDLED_COMPILED
+    let (_, rest) = BUNDLED_PARTS;
+    let header_len = rest
         .iter()
         .position(|&b| b == b'\n')
         .map_or(0, |newline| newline + 1);
-    let mut bytes = BUNDLED_COMPILED[..header_len].to_vec();
+    let mut bytes = rest[..header_len].to_vec();
     bytes.extend_from_slice(data);
     let Ok(kb) = KnowledgeBase::from_bytes(bytes, []) else {
         return;
