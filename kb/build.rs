@@ -55,10 +55,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             for problem in problems.lines() {
                 println!("cargo:warning=bundled rules: {problem}");
             }
-            kb_engine::Parts {
-                texts: String::new(),
-                rest: Vec::new(),
-            }
+            kb_engine::Parts::default()
         }
     };
     std::fs::write(Path::new(&out_dir).join("bundled.texts"), compiled.texts)?;

@@ -38,7 +38,7 @@ pub enum SnapshotError {
 /// texts for people, one after the other, which embedded as a `&'static str`
 /// (`include_str!`) are checked as UTF-8 when the program is compiled; and
 /// the rest, which gives the length of each.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parts {
     /// The texts.
     pub texts: String,
