@@ -126,8 +126,9 @@ impl KnowledgeBase {
     /// A knowledge base from [`Parts`] compiled into the program, checked
     /// when it was built ([`Parts::check`]): loading then checks neither
     /// its texts, which `include_str!` checked as UTF-8, nor that it holds
-    /// together, and copies nothing. Parts that were not checked may make
-    /// evaluation panic.
+    /// together, and copies nothing. The parts must have been checked:
+    /// evaluating parts that were not may panic, or nest deep enough to
+    /// exhaust the stack.
     pub fn from_checked_parts(
         texts: &'static str,
         rest: &'static [u8],
