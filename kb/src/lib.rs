@@ -48,23 +48,89 @@ const EXIT_CODES: &str = "Exit codes: 0 success, 1 no symptom matched, 2 bad inp
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Diagnose an input: which symptom, the confirmed cause, the fix, the next check.
-    Eval(command::eval::Args),
+    Eval(Deferred<command::eval::Args>),
     /// Validate a knowledge base and report every problem with its location.
-    Check(command::check::Args),
+    Check(Deferred<command::check::Args>),
     /// Run the rule tests of a knowledge base.
-    Test(command::test::Args),
+    Test(Deferred<command::test::Args>),
     /// Show the facts the rules see in an input.
-    Facts(command::facts::Args),
+    Facts(Deferred<command::facts::Args>),
     /// Show what the knowledge base says about a symptom, check, cause, fact or problem code.
-    Explain(command::explain::Args),
+    Explain(Deferred<command::explain::Args>),
     /// Write the knowledge base as runbooks: an mdBook per language, or an HTML site.
-    Docs(command::docs::Args),
+    Docs(Deferred<command::docs::Args>),
     /// Format rule files the one canonical way.
-    Fmt(command::fmt::Args),
+    Fmt(Deferred<command::fmt::Args>),
     /// Show the compiled decision graph, for review.
-    Graph(command::graph::Args),
+    Graph(Deferred<command::graph::Args>),
     /// Create a knowledge base project: kb.toml, an example rule file with a test, a CI snippet.
-    Init(command::init::Args),
+    Init(Deferred<command::init::Args>),
+}
+
+/// A subcommand's arguments, built only when that subcommand is used (or
+/// its help shown): clap would otherwise build every subcommand's arguments
+/// at each start, as much work as one `kb eval` spends loading its rules'
+/// ids. Reads as the arguments.
+#[derive(Debug)]
+pub struct Deferred<T>(pub T);
+
+impl<T> std::ops::Deref for Deferred<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: clap::Args> clap::Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| keep_about(cmd, T::augment_args))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| keep_about(cmd, T::augment_args_for_update))
+    }
+
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+/// Adds arguments to a subcommand, keeping the description it was given:
+/// deferred, arguments come after it, and their struct's own would win.
+fn keep_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
+    let about = cmd.get_about().cloned();
+    let long_about = cmd.get_long_about().cloned();
+    let cmd = augment(cmd);
+    let cmd = match about {
+        Some(about) => cmd.about(about),
+        None => cmd,
+    };
+    match long_about {
+        Some(long_about) => cmd.long_about(long_about),
+        None => cmd,
+    }
+}
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Self)
+    }
+
+    fn from_arg_matches_mut(matches: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(matches).map(Self)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+
+    fn update_from_arg_matches_mut(
+        &mut self,
+        matches: &mut clap::ArgMatches,
+    ) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches_mut(matches)
+    }
 }
 
 /// The languages of `--lang`.

@@ -2136,3 +2136,25 @@ fn help_names_every_subcommand_and_the_exit_codes() {
     assert_eq!(version.code, 0);
     assert!(version.stdout.starts_with("kb "), "{}", version.stdout);
 }
+
+#[test]
+fn each_subcommand_describes_itself_as_the_list_of_subcommands_does() {
+    let list = run(["--help"]).stdout;
+    let subcommands = [
+        "eval", "check", "test", "facts", "explain", "docs", "fmt", "graph", "init",
+    ];
+    for subcommand in subcommands {
+        let listed = list
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(&format!("{subcommand} ")))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("`{subcommand}` missing:\n{list}"));
+        for help in ["-h", "--help"] {
+            let out = run([subcommand, help]);
+            assert_eq!(out.code, 0, "{subcommand} {help}");
+            let first = out.stdout.lines().next().unwrap_or_default();
+            assert_eq!(first.trim_end_matches('.'), listed, "{subcommand} {help}");
+            assert!(out.stdout.contains("Usage: kb "), "{subcommand} {help}");
+        }
+    }
+}
