@@ -58,7 +58,7 @@ pub fn format(text: &str, name: &str) -> Result<String, ParseErrors> {
         Ok(printed)
     } else {
         let loc = Loc {
-            src: Source::new(name, text.to_owned()),
+            src: Source::new(name.to_owned(), text.to_owned()),
             start: 0,
             end: 0,
         };

@@ -27,7 +27,7 @@ pub const MAX_EXPR_DEPTH: usize = 128;
 
 /// Parses one rule file. Every problem in it is reported, not only the first.
 pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, ParseErrors> {
-    let src = Source::new(name, text.to_owned());
+    let src = Source::new(name.to_owned(), text.to_owned());
     if let Some(problem) = check_nesting(&src) {
         return Err(ParseErrors {
             problems: vec![problem],

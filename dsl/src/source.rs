@@ -11,8 +11,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// One rule file: its name (a path, as the user would write it) and its text.
 #[derive(Debug)]
 pub struct Source {
-    /// Where the text came from, used in every diagnostic.
-    pub name: String,
+    /// Where the text came from, used in every diagnostic; borrowed, as the
+    /// text, when it is built into the program.
+    pub name: Cow<'static, str>,
     /// The whole file; borrowed when it is built into the program.
     pub text: Cow<'static, str>,
     /// Where its lines start, found the first time a position is asked
@@ -59,7 +60,10 @@ impl Lines {
 
 impl Source {
     /// A source shared by every location that points into it.
-    pub fn new(name: impl Into<String>, text: impl Into<Cow<'static, str>>) -> Arc<Self> {
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        text: impl Into<Cow<'static, str>>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             name: name.into(),
             text: text.into(),
@@ -131,7 +135,7 @@ thread_local! {
 /// Sources by name, and the one last found: locations come file by file.
 #[derive(Default)]
 struct Sources {
-    by_name: HashMap<String, Arc<Source>>,
+    by_name: HashMap<Cow<'static, str>, Arc<Source>>,
     last: Option<Arc<Source>>,
 }
 
@@ -143,7 +147,7 @@ impl Sources {
         }
         let found = match self.by_name.get(name) {
             Some(source) => Arc::clone(source),
-            None => Source::new(name, ""),
+            None => Source::new(name.to_owned(), ""),
         };
         self.last = Some(Arc::clone(&found));
         found
@@ -176,7 +180,7 @@ pub fn current_sources() -> Vec<Arc<Source>> {
 
 impl Serialize for Loc {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        (self.src.name.as_str(), self.start, self.end).serialize(serializer)
+        (&*self.src.name, self.start, self.end).serialize(serializer)
     }
 }
 
@@ -336,7 +340,7 @@ impl miette::SourceCode for SourceText {
             let data = text.get(from..to).unwrap_or_default();
             let (_, column) = self.0.line_col(from);
             return Ok(Box::new(miette::MietteSpanContents::new_named(
-                self.0.name.clone(),
+                self.0.name.to_string(),
                 data.as_bytes(),
                 (from, data.len()).into(),
                 line,
@@ -359,7 +363,7 @@ impl miette::SourceCode for SourceText {
         let start = base + contents.span().offset();
         let (_, column) = self.0.line_col(start);
         Ok(Box::new(miette::MietteSpanContents::new_named(
-            self.0.name.clone(),
+            self.0.name.to_string(),
             contents.data(),
             (start, contents.span().len()).into(),
             base_line + contents.line(),

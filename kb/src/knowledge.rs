@@ -177,6 +177,10 @@ impl Selection {
     }
 }
 
+/// Every file of a knowledge base by name, with its text: those of the
+/// bundled one borrowed from the binary.
+type Files = BTreeMap<Cow<'static, str>, Cow<'static, str>>;
+
 /// A compiled knowledge base and the files it came from.
 pub struct Loaded {
     /// The compiled rules.
@@ -184,7 +188,7 @@ pub struct Loaded {
     /// The manifest, if there is one.
     pub manifest: Option<Manifest>,
     /// Every file of the knowledge base by path, for tests that read fixtures.
-    files: BTreeMap<String, Cow<'static, str>>,
+    files: Files,
     /// Where it lives; `None` for the bundled one.
     pub root: Option<PathBuf>,
 }
@@ -220,7 +224,7 @@ impl Loaded {
             let sources = files
                 .iter()
                 .filter(|(name, _)| name.ends_with(".kb"))
-                .map(|(name, text)| Source::new(name.as_str(), text.clone()));
+                .map(|(name, text)| Source::new(name.clone(), text.clone()));
             let (texts, rest) = BUNDLED_PARTS;
             match KnowledgeBase::from_checked_parts(texts, rest, sources) {
                 Ok(kb) => Ok(kb),
@@ -240,12 +244,13 @@ impl Loaded {
     /// The bundled files and manifest, with the knowledge base `kb_of` makes
     /// of the files.
     fn bundled_with(
-        kb_of: impl FnOnce(&BTreeMap<String, Cow<'static, str>>) -> Result<KnowledgeBase, LoadError>,
+        kb_of: impl FnOnce(&Files) -> Result<KnowledgeBase, LoadError>,
     ) -> Result<Self, LoadError> {
         let files = bundled_files();
+        let name = format!("{BUNDLED_PREFIX}kb.toml");
         let manifest = files
-            .get(&format!("{BUNDLED_PREFIX}kb.toml"))
-            .map(|text| parse_manifest(text, &format!("{BUNDLED_PREFIX}kb.toml")))
+            .get(name.as_str())
+            .map(|text| parse_manifest(text, &name))
             .transpose()?;
         let kb = kb_of(&files)?;
         Ok(Self {
@@ -291,7 +296,7 @@ impl Loaded {
                 continue;
             }
             let text = crate::read::text_file(path).map_err(LoadError::Other)?;
-            files.insert(path.display().to_string(), Cow::Owned(text));
+            files.insert(Cow::Owned(path.display().to_string()), Cow::Owned(text));
         }
         if files.is_empty() {
             let selected = match &manifest {
@@ -327,7 +332,7 @@ impl Loaded {
     pub fn read_relative(&self, rule_file: &str, path: &str) -> Result<String, String> {
         let base = Path::new(rule_file).parent().unwrap_or(Path::new(""));
         let joined = normalize(&base.join(path));
-        if let Some(text) = self.files.get(&joined) {
+        if let Some(text) = self.files.get(joined.as_str()) {
             return Ok(text.to_string());
         }
         if self.root.is_none() {
@@ -340,21 +345,19 @@ impl Loaded {
 }
 
 /// Every file of the bundled knowledge base, named `<bundled>/PATH`.
-fn bundled_files() -> BTreeMap<String, Cow<'static, str>> {
+fn bundled_files() -> Files {
     bundled::BUNDLED
         .iter()
-        .map(|(name, text)| ((*name).to_owned(), Cow::Borrowed(*text)))
+        .map(|(name, text)| (Cow::Borrowed(*name), Cow::Borrowed(*text)))
         .collect()
 }
 
 /// The rule files among a knowledge base's files, in order.
-fn rule_files<'a>(
-    files: &'a BTreeMap<String, Cow<'static, str>>,
-) -> impl Iterator<Item = (&'a str, &'a str)> {
+fn rule_files(files: &Files) -> impl Iterator<Item = (&str, &str)> {
     files
         .iter()
         .filter(|(name, _)| name.ends_with(".kb"))
-        .map(|(name, text)| (name.as_str(), text.as_ref()))
+        .map(|(name, text)| (name.as_ref(), text.as_ref()))
 }
 
 /// Reads `kb.toml`; a mistake is a located problem, like those of rule files.
@@ -363,7 +366,7 @@ pub fn parse_manifest(text: &str, name: &str) -> Result<Manifest, LoadError> {
         let span = error.span().unwrap_or(0..0);
         let span = narrow(text, span, error.message());
         let loc = Loc {
-            src: Source::new(name, text.to_owned()),
+            src: Source::new(name.to_owned(), text.to_owned()),
             start: span.start,
             end: span.end,
         };

@@ -103,7 +103,7 @@ pub fn run(loaded: &Loaded, filter: Option<&str>) -> Result<Vec<Outcome>, Snapsh
             let mut outcome = Outcome {
                 name: test.name.value.clone(),
                 position: test.loc.position(),
-                file: test.loc.src.name.clone(),
+                file: test.loc.src.name.to_string(),
                 failures: Vec::new(),
                 confirmed: Vec::new(),
                 checks: Vec::new(),
