@@ -19,7 +19,9 @@ pub struct Text(Repr);
 #[derive(Clone)]
 enum Repr {
     Owned(Box<str>),
-    Loaded(Bytes),
+    /// Boxed, so that a text is three words rather than five: declarations
+    /// hold many, and the bundled knowledge base's are static.
+    Loaded(Box<Bytes>),
     Static(&'static str),
 }
 
@@ -144,7 +146,7 @@ impl<'de> Deserialize<'de> for Text {
                 .ok()
                 .and_then(snapshot::next_text)
                 .map(|text| match text {
-                    LoadedText::Shared(bytes) => Self(Repr::Loaded(bytes)),
+                    LoadedText::Shared(bytes) => Self(Repr::Loaded(Box::new(bytes))),
                     LoadedText::Static(text) => Self(Repr::Static(text)),
                 })
                 .ok_or_else(|| de::Error::custom("a text out of the knowledge base's texts"));
