@@ -427,27 +427,12 @@ pub(crate) fn written_texts() -> Option<usize> {
 pub(crate) fn take_texts(len: usize) -> Option<Result<(Loaded, bool), ()>> {
     LOADING.with_borrow_mut(|loading| {
         let loaded = loading.as_mut()?;
-        let start = loaded.next;
-        let Some(end) = start
-            .checked_add(len)
-            .filter(|end| *end <= loaded.texts_end)
-        else {
+        let Some(range) = loaded.take(len) else {
             return Some(Err(()));
         };
-        let whole = match loaded.static_texts {
-            Some(texts) => texts.is_char_boundary(end - loaded.texts_start),
-            None => {
-                end == loaded.texts_end
-                    || loaded.bytes.get(end).is_some_and(|b| (*b as i8) >= -0x40)
-            }
-        };
-        if !whole {
-            return Some(Err(()));
-        }
-        loaded.next = end;
         let part = Loaded {
-            next: start,
-            texts_end: end,
+            next: range.start,
+            texts_end: range.end,
             ..loaded.clone()
         };
         Some(Ok((part, loaded.lazy)))
@@ -467,31 +452,37 @@ pub(crate) enum LoadedText {
 /// character.
 pub(crate) fn next_text(len: usize) -> Option<LoadedText> {
     LOADING.with_borrow_mut(|loading| {
-        let Loaded {
-            bytes,
-            next,
-            texts_start,
-            texts_end,
-            static_texts,
-            ..
-        } = loading.as_mut()?;
-        let end = next.checked_add(len).filter(|end| end <= texts_end)?;
-        let text = match static_texts {
-            Some(texts) => LoadedText::Static(texts.get(*next - *texts_start..end - *texts_start)?),
+        let loaded = loading.as_mut()?;
+        let range = loaded.take(len)?;
+        Some(match loaded.static_texts {
+            Some(texts) => {
+                let start = loaded.texts_start;
+                LoadedText::Static(texts.get(range.start - start..range.end - start)?)
+            }
+            None => LoadedText::Shared(loaded.bytes.slice(range)),
+        })
+    })
+}
+
+impl Loaded {
+    /// Moves past the next `len` bytes of texts when they are whole texts:
+    /// where they are in the bytes. `None` when they run past the last text
+    /// or cut a character.
+    fn take(&mut self, len: usize) -> Option<std::ops::Range<usize>> {
+        let end = self
+            .next
+            .checked_add(len)
+            .filter(|end| *end <= self.texts_end)?;
+        let whole = match self.static_texts {
+            Some(texts) => texts.is_char_boundary(end - self.texts_start),
+            // Valid UTF-8 cut where no character continues is valid UTF-8;
+            // a text starts where the one before ended.
             None => {
-                // Valid UTF-8 cut where no character continues is valid
-                // UTF-8; a text starts where the one before ended.
-                let boundary =
-                    end == *texts_end || bytes.get(end).is_some_and(|b| (*b as i8) >= -0x40);
-                if !boundary {
-                    return None;
-                }
-                LoadedText::Shared(bytes.slice(*next..end))
+                end == self.texts_end || self.bytes.get(end).is_some_and(|b| (*b as i8) >= -0x40)
             }
         };
-        *next = end;
-        Some(text)
-    })
+        whole.then(|| std::mem::replace(&mut self.next, end)..end)
+    }
 }
 
 fn contains(whole: &[u8], part: &[u8]) -> bool {
