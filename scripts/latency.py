@@ -2,12 +2,14 @@
 """Whole-command latency: `kb eval` of one bundle against the start-up of a
 trivial Rust binary, measured in one run, interleaved, median of N runs.
 
-    cargo build --release -p kb
+    cargo build-kb        # kb as installed: release, linked statically
     python3 scripts/latency.py [N]
 
 Each run is a process spawned and waited for, its output sent to /dev/null;
-the trivial binary (an empty `main`, built here with `rustc -O`) is timed the
-same way, so the cost of spawning a process is in both.
+the trivial binary (an empty `main`, built here with `rustc -O`, as rustc
+links it by default) is timed the same way, so the cost of spawning a process
+is in both. The same empty `main` linked statically is timed too, to show
+what linking alone changes.
 
 Both binaries are timed as installed: copied into a fresh folder, as
 `cargo install` copies them. Started from the file the linker wrote, kb took
@@ -26,13 +28,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KB = os.path.join(ROOT, "target", "release", "kb")
 
 
-def trivial_binary(tmp):
+def trivial_binary(tmp, name, flags=()):
     source = os.path.join(tmp, "trivial.rs")
     with open(source, "w") as f:
         f.write("fn main() {}\n")
-    built = os.path.join(tmp, "trivial-built")
-    subprocess.run(["rustc", "-O", "-o", built, source], check=True)
-    return installed(built, tmp, "trivial")
+    built = os.path.join(tmp, name + "-built")
+    subprocess.run(["rustc", "-O", *flags, "-o", built, source], check=True)
+    return installed(built, tmp, name)
+
+
+def linking(binary):
+    """How `binary` is linked: an ELF file with an interpreter is dynamic."""
+    with open(binary, "rb") as f:
+        elf = f.read()
+    return "dynamically linked" if b"ld-linux" in elf[:4096] else "statically linked"
 
 
 def installed(binary, tmp, name):
@@ -57,12 +66,14 @@ def once(argv, devnull):
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     if not os.path.exists(KB):
-        sys.exit("build kb first: cargo build --release -p kb")
+        sys.exit("build kb first: cargo build-kb")
     tmp = tempfile.mkdtemp()
     try:
         kb = installed(KB, tmp, "kb")
         commands = {
-            "trivial Rust binary": [trivial_binary(tmp)],
+            "trivial Rust binary": [trivial_binary(tmp, "trivial")],
+            "trivial, linked statically": [
+                trivial_binary(tmp, "trivial-static", ["-C", "target-feature=+crt-static"])],
             "kb --version": [kb, "--version"],
             "kb eval examples/pending-insufficient-cpu.json": [
                 kb, "eval", os.path.join(ROOT, "examples/pending-insufficient-cpu.json")],
@@ -79,7 +90,7 @@ def main():
     finally:
         shutil.rmtree(tmp)
     floor = statistics.median(times["trivial Rust binary"])
-    print(f"median of {runs} runs, interleaved")
+    print(f"median of {runs} runs, interleaved; kb {linking(KB)}")
     for name, samples in times.items():
         median = statistics.median(samples)
         print(f"{name:50} {median * 1000:6.2f} ms  {median / floor:5.2f}x")
