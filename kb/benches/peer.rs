@@ -9,6 +9,7 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmarks")]
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
@@ -18,6 +19,7 @@ use kb::knowledge::Loaded;
 use kb_engine::Lang;
 use kb_engine::diagnosis::Status;
 use kb_engine::json::Json;
+use rayon::prelude::*;
 use regorus::languages::rego::compiler::Compiler;
 use regorus::rvm::program::Program;
 use regorus::rvm::vm::RegoVM;
@@ -172,6 +174,20 @@ fn each_bundle(bencher: Bencher<'_, '_>, f: impl Fn(&str) -> usize + Sync) {
         .bench(|| lines.iter().map(|l| f(l)).sum::<usize>());
 }
 
+/// [`each_bundle`] on every core: the bundles are shared out by rayon and the
+/// counts collected in order, as a stream's results are written.
+fn each_bundle_every_core(bencher: Bencher<'_, '_>, f: impl Fn(&str) -> usize + Sync) {
+    let lines = lines();
+    bencher.counter(ItemsCount::new(lines.len())).bench(|| {
+        lines
+            .par_iter()
+            .map(|l| f(l))
+            .collect::<Vec<usize>>()
+            .iter()
+            .sum::<usize>()
+    });
+}
+
 /// The floor: parse every bundle into `serde_json::Value`, nothing else.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn parse_value(bencher: Bencher<'_, '_>) {
@@ -217,6 +233,18 @@ fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
     let loaded = loaded();
     let pruner = kb::adapter::pruner(&loaded.kb);
     each_bundle(bencher, |l| {
+        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
+            .causes
+            .len()
+    });
+}
+
+/// The same on every core, results kept in order, as `kb eval` runs an NDJSON stream.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_end_to_end_pruned_every_core(bencher: Bencher<'_, '_>) {
+    let loaded = loaded();
+    let pruner = kb::adapter::pruner(&loaded.kb);
+    each_bundle_every_core(bencher, |l| {
         kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
             .causes
             .len()
@@ -315,6 +343,24 @@ fn regorus_end_to_end(bencher: Bencher<'_, '_>) {
                 })
                 .sum::<usize>()
         });
+}
+
+/// regorus end to end on every core, one VM loaded with the program in each thread, results
+/// collected in order: the peer given the same cores as
+/// [`kb_end_to_end_pruned_every_core`].
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn regorus_end_to_end_every_core(bencher: Bencher<'_, '_>) {
+    thread_local! {
+        static VM: RefCell<RegoVM> = RefCell::new(vm());
+    }
+    // Each thread loads its VM before anything is timed.
+    rayon::broadcast(|_| VM.with(|_| ()));
+    each_bundle_every_core(bencher, |l| {
+        VM.with_borrow_mut(|vm| {
+            vm.set_input(regorus::Value::from_json_str(l).unwrap());
+            vm.execute().unwrap().as_set().map_or(0, |s| s.len())
+        })
+    });
 }
 
 /// regorus (RVM) on inputs already parsed into regorus values.
