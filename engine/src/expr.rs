@@ -220,6 +220,13 @@ impl Exprs {
         }
     }
 
+    /// Whether `of[predicate]` is the idiom for "the items of the list `of`
+    /// when `predicate` holds": `of` is a list written out and `predicate`
+    /// is not about its elements.
+    fn is_guard(&self, of: ExprId, predicate: ExprId) -> bool {
+        matches!(self.get(of), Some(CExpr::List(_))) && !self.reads_element(predicate)
+    }
+
     /// Whether `id` reads the element of a filter or predicate (`.`).
     fn reads_element(&self, id: ExprId) -> bool {
         let mut reads = matches!(self.get(id), Some(CExpr::Element));
@@ -357,10 +364,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             // `[a, b][p]` is the idiom for "a and b when p": when `p` is not
             // about the element, it is tested first, and the list is made
             // only when it holds.
-            CExpr::Filter(of, predicate)
-                if matches!(exprs.get(of), Some(CExpr::List(_)))
-                    && !exprs.reads_element(predicate) =>
-            {
+            CExpr::Filter(of, predicate) if exprs.is_guard(of, predicate) => {
                 match self.eval(predicate).truth() {
                     Truth::True => self.eval(of),
                     Truth::False | Truth::Unknown => Value::List(Rc::new([])),
@@ -454,8 +458,8 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                 }
                 Value::Number(count as f64)
             }
-            CExpr::First(list) => self.end(list, |mut items| items.next()),
-            CExpr::Last(list) => self.end(list, |mut items| items.next_back()),
+            CExpr::First(list) => self.end(list, End::First),
+            CExpr::Last(list) => self.end(list, End::Last),
             CExpr::Len(e) => match self.eval(e) {
                 Value::Unknown => Value::Unknown,
                 Value::Absent => Value::Number(0.0),
@@ -562,14 +566,56 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
         truth(result)
     }
 
-    fn end(
-        &mut self,
-        list: ExprId,
-        pick: impl Fn(Elements<'_, 'a>) -> Option<Value<'a>>,
-    ) -> Value<'a> {
-        match self.eval(list) {
-            Value::Unknown => Value::Unknown,
-            value => value.elements().and_then(pick).unwrap_or(Value::Absent),
+    /// `first` or `last` of a list. Of a filtered list (`first(events[.reason
+    /// == "Failed"])`), elements are tested from that end only until one is
+    /// kept, and the list is never made.
+    fn end(&mut self, list: ExprId, end: End) -> Value<'a> {
+        let filtered = match self.exprs.get(list) {
+            Some(&CExpr::Filter(of, predicate)) if !self.exprs.is_guard(of, predicate) => {
+                Some((of, predicate))
+            }
+            _ => None,
+        };
+        let Some((of, predicate)) = filtered else {
+            return match self.eval(list) {
+                Value::Unknown => Value::Unknown,
+                value => value
+                    .elements()
+                    .and_then(|mut items| end.take(&mut items))
+                    .unwrap_or(Value::Absent),
+            };
+        };
+        let of = self.eval(of);
+        let Some(mut items) = of.elements() else {
+            // What a filter of something else than a list gives, `of` itself,
+            // has no end.
+            return if of.is_unknown() {
+                Value::Unknown
+            } else {
+                Value::Absent
+            };
+        };
+        while let Some(item) = end.take(&mut items) {
+            if self.with_element(item.clone(), predicate).truth() == Truth::True {
+                return item;
+            }
+        }
+        Value::Absent
+    }
+}
+
+/// Which end of a list `first` and `last` take.
+#[derive(Clone, Copy)]
+enum End {
+    First,
+    Last,
+}
+
+impl End {
+    fn take<'a>(self, items: &mut Elements<'_, 'a>) -> Option<Value<'a>> {
+        match self {
+            Self::First => items.next(),
+            Self::Last => items.next_back(),
         }
     }
 }

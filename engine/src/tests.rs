@@ -288,6 +288,66 @@ cause c.not_in "not in" { fix "f" { step "s" } }
 }
 
 #[test]
+fn first_and_last_of_a_filtered_list_are_the_first_and_last_it_keeps() {
+    // Evaluated without making the list: the same as indexing the list.
+    let kb = kb(r#"
+fact first_warning: string "First" { from first(events[.type == "Warning"]).reason }
+fact last_warning: string "Last" { from last(events[.type == "Warning"]).reason }
+fact first_indexed: string "First, indexed" { from events[.type == "Warning"][0].reason }
+fact last_indexed: string "Last, indexed" { from events[.type == "Warning"][-1].reason }
+symptom s "S" {
+  when true
+  check "Ends" {
+    if not exists(first_warning) and not exists(last_warning) => c.none
+    if first_warning == first_indexed and last_warning == last_indexed => c.same
+  }
+}
+cause c.none "none kept" { fix "f" { step "s" } }
+cause c.same "same" { fix "f" { step "s" } }
+"#);
+    let d = eval(
+        &kb,
+        &json!({"pod": pod("Pending"), "events": [
+            {"reason": "Scheduled", "type": "Normal"},
+            {"reason": "FailedScheduling", "type": "Warning"},
+            {"reason": "Pulled", "type": "Normal"},
+            {"reason": "BackOff", "type": "Warning"},
+            {"reason": "Started", "type": "Normal"},
+        ]}),
+    );
+    assert_eq!(status(&d, "c.same"), Some(Status::Confirmed));
+    let facts = |d: &Diagnosis| -> Vec<(String, String)> {
+        d.causes
+            .iter()
+            .flat_map(|c| &c.evidence)
+            .flat_map(|e| &e.facts)
+            .map(|f| {
+                (
+                    f.name.clone(),
+                    f.value
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                )
+            })
+            .collect()
+    };
+    let shown = facts(&d);
+    assert!(
+        shown.contains(&("first_warning".into(), r#""FailedScheduling""#.into())),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&("last_warning".into(), r#""BackOff""#.into())),
+        "{shown:?}"
+    );
+    for events in [json!([]), json!([{"reason": "Started", "type": "Normal"}])] {
+        let d = eval(&kb, &json!({"pod": pod("Pending"), "events": events}));
+        assert_eq!(status(&d, "c.none"), Some(Status::Confirmed), "{events}");
+    }
+}
+
+#[test]
 fn a_list_filtered_by_a_condition_on_something_else_is_made_only_when_it_holds() {
     // `[x][p]`, "x when p": `restarts` is read only when `p` holds, so its
     // wrong type is warned about only then; an unknown `p` keeps nothing.
