@@ -134,27 +134,29 @@ fn rego_causes(result: &regorus::Value) -> BTreeSet<String> {
 
 /// Checks, before measuring, that kb and the policy (in the RVM and in the interpreter)
 /// decide alike on every bundle, and prints the rate.
+/// kb's answer is taken twice, each bundle parsed as a stream's lines are: with the whole
+/// bundled knowledge base, and with only the three symptoms' rule files ([`loaded_three`]).
 fn agreement(lines: &[String]) {
-    let loaded = loaded();
+    let (loaded, (_dir, three)) = (loaded(), loaded_three());
+    let kbs = [&loaded, &three].map(|loaded| (loaded, kb::adapter::pruner(&loaded.kb)));
     let policy = compiled_policy();
     let mut vm = vm();
     let (mut same, mut with_causes, mut shown) = (0usize, 0usize, 0usize);
     for (n, line) in lines.iter().enumerate() {
-        let ours = kb_causes(&kb_diagnose(
-            &loaded,
-            serde_json::from_str::<Json>(line).unwrap(),
-        ));
+        let [ours, ours_three] = kbs.each_ref().map(|(loaded, pruner)| {
+            kb_causes(&kb_diagnose(loaded, pruner.parse(line.as_bytes()).unwrap()))
+        });
         let input = regorus::Value::from_json_str(line).unwrap();
         vm.set_input(input.clone());
         let theirs = rego_causes(&vm.execute().unwrap());
         let interpreted = rego_causes(&policy.eval_with_input(input).unwrap());
         with_causes += usize::from(!ours.is_empty());
-        if ours == theirs && theirs == interpreted {
+        if ours == theirs && ours_three == theirs && theirs == interpreted {
             same += 1;
         } else if shown < 10 {
             shown += 1;
             println!(
-                "peer: bundle {n} differs: kb {ours:?}, rvm {theirs:?}, interpreter {interpreted:?}"
+                "peer: bundle {n} differs: kb {ours:?}, kb with three symptoms' files {ours_three:?}, rvm {theirs:?}, interpreter {interpreted:?}"
             );
         }
     }
@@ -324,6 +326,31 @@ fn loaded_three() -> (tempfile::TempDir, Loaded) {
 fn kb_eval_only_three_symptoms(bencher: Bencher<'_, '_>) {
     let (_dir, loaded) = loaded_three();
     eval_only(bencher, &loaded);
+}
+
+/// `kb_end_to_end_pruned` with only the rule files the three symptoms need: the same
+/// decisions as the Rego policy, and the parser keeps only what they read.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_end_to_end_pruned_three_symptoms(bencher: Bencher<'_, '_>) {
+    let (_dir, loaded) = loaded_three();
+    let pruner = kb::adapter::pruner(&loaded.kb);
+    each_bundle(bencher, |l| {
+        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
+            .causes
+            .len()
+    });
+}
+
+/// The same on every core, results kept in order.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_end_to_end_pruned_three_symptoms_every_core(bencher: Bencher<'_, '_>) {
+    let (_dir, loaded) = loaded_three();
+    let pruner = kb::adapter::pruner(&loaded.kb);
+    each_bundle_every_core(bencher, |l| {
+        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
+            .causes
+            .len()
+    });
 }
 
 /// regorus end to end, compiled (RVM): parse into a regorus `Value`, set it as the input of
