@@ -449,7 +449,8 @@ impl<'a, 't> OwnerIndex<'a, 't> {
 
 /// Orders events oldest first, by when they were last seen, whichever of
 /// the old (`lastTimestamp`) and new (`series`, `eventTime`) fields they use,
-/// so that rules reading the last event read the latest one.
+/// so that rules reading the last event read the latest one. The times are
+/// the events' own strings, most of them borrowed from the input, not copies.
 fn sort_by_time(events: &mut [Json<'_>]) {
     events.sort_by_cached_key(|event| {
         [
@@ -460,9 +461,11 @@ fn sort_by_time(events: &mut [Json<'_>]) {
             "/metadata/creationTimestamp",
         ]
         .iter()
-        .find_map(|pointer| at(event, pointer).as_str())
+        .find_map(|pointer| match at(event, pointer) {
+            Json::String(time) => Some(time.clone()),
+            _ => None,
+        })
         .unwrap_or_default()
-        .to_owned()
     });
 }
 
