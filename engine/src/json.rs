@@ -8,6 +8,7 @@
 //! ([`Json::to_value`]).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -140,9 +141,18 @@ const FEW: usize = 8;
 
 /// Whether two keys are the same, telling most different keys apart by
 /// their length and end bytes, without a call to compare their bytes.
-fn same_key(a: &str, b: &str) -> bool {
+pub(crate) fn same_key(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     a.len() == b.len() && a.first() == b.first() && a.last() == b.last() && a == b
+}
+
+/// The order of keys, that of their bytes, told by the first byte without a
+/// call to compare bytes when the first bytes differ, as most keys' do.
+fn key_order(a: &str, b: &str) -> Ordering {
+    match (a.as_bytes().first(), b.as_bytes().first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
+    }
 }
 
 impl<'t> Object<'t> {
@@ -154,10 +164,10 @@ impl<'t> Object<'t> {
     /// An object of the entries given; of a key given more than once, the
     /// last value is kept, as serde_json keeps it.
     pub fn from_entries(mut entries: Vec<(Cow<'t, str>, Json<'t>)>) -> Self {
-        if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
+        if !entries.is_sorted_by(|(a, _), (b, _)| key_order(a, b).is_lt()) {
             entries.reverse();
             // Stable: of equal keys, the last given now comes first, and stays.
-            entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+            entries.sort_by(|(a, _), (b, _)| key_order(a, b));
             entries.dedup_by(|(later, _), (kept, _)| later == kept);
         }
         Self { entries }
@@ -165,7 +175,7 @@ impl<'t> Object<'t> {
 
     /// Where a key is, or where it would go.
     fn find(&self, key: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(key))
+        self.entries.binary_search_by(|(k, _)| key_order(k, key))
     }
 
     /// The value of a key.
@@ -339,6 +349,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn keys_are_ordered_as_their_bytes(a in "[a-c\\x00é]{0,4}", b in "[a-c\\x00é]{0,4}") {
+            proptest::prop_assert_eq!(key_order(&a, &b), a.as_bytes().cmp(b.as_bytes()));
+        }
+    }
 
     fn object(entries: &[(&'static str, i64)]) -> Object<'static> {
         Object::from_entries(

@@ -211,7 +211,7 @@ impl Pruner {
             .get(start..)?
             .iter()
             .take_while(|(field, _)| field.len() == name.len())
-            .find(|(field, _)| **field == *name)
+            .find(|(field, _)| crate::json::same_key(field, name))
             .map(|(_, needs)| needs)
     }
 }
