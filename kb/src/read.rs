@@ -230,26 +230,41 @@ pub fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-/// Reads one line (without limit on count, with a limit on length).
+/// Reads one line (without limit on count, with a limit on length): the
+/// bytes up to the next newline and it, found with memchr's SIMD search
+/// (`BufRead::read_until` looks at a word at a time). Of a line too long,
+/// the rest is read and dropped, so the next one starts clean, and the
+/// line is an error.
 pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
-    let mut limited = reader.take(MAX_DOCUMENT_BYTES as u64 + 1);
-    let n = limited.read_until(b'\n', buf)?;
-    if buf.len() > MAX_DOCUMENT_BYTES && !buf.ends_with(b"\n") {
-        // Skip the rest of the over-long line so the next one starts clean.
-        let mut sink = Vec::new();
-        loop {
-            sink.clear();
-            let more = reader.take(1 << 20).read_until(b'\n', &mut sink)?;
-            if more == 0 || sink.ends_with(b"\n") {
-                break;
-            }
+    let mut line = 0usize;
+    let ended = loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            break false;
         }
+        let (used, ended) = match memchr::memchr(b'\n', available) {
+            Some(newline) => (newline + 1, true),
+            None => (available.len(), false),
+        };
+        let room = (MAX_DOCUMENT_BYTES + 1).saturating_sub(line);
+        buf.extend_from_slice(available.get(..used.min(room)).unwrap_or_default());
+        reader.consume(used);
+        line = line.saturating_add(used);
+        if ended {
+            break true;
+        }
+    };
+    if line - usize::from(ended) > MAX_DOCUMENT_BYTES {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("a line longer than {} MiB", MAX_DOCUMENT_BYTES >> 20),
         ));
     }
-    Ok(n)
+    Ok(line)
 }
 
 /// serde_json's message without its position (which the caller states).
@@ -290,4 +305,68 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject<'static
         ));
     }
     Ok(subjects)
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::indexing_slicing, reason = "tests")]
+
+    use std::io::BufReader;
+
+    use super::*;
+
+    /// Every line of `text`, read through a buffer of `capacity` bytes.
+    fn lines(text: &[u8], capacity: usize) -> Vec<Result<Vec<u8>, String>> {
+        let mut reader = BufReader::with_capacity(capacity, text);
+        let mut lines = Vec::new();
+        loop {
+            let mut buf = Vec::new();
+            match read_line(&mut reader, &mut buf) {
+                Ok(0) => return lines,
+                Ok(n) => {
+                    assert_eq!(n, buf.len());
+                    lines.push(Ok(buf));
+                }
+                Err(error) => lines.push(Err(error.to_string())),
+            }
+        }
+    }
+
+    #[test]
+    fn lines_are_read_whole_across_buffer_refills() {
+        let text = b"{\"a\": 1}\n\n{\"b\": \"two\"}\r\nlast, no newline";
+        for capacity in [1, 3, 7, 64] {
+            let read: Vec<Vec<u8>> = lines(text, capacity)
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(
+                read,
+                [
+                    &b"{\"a\": 1}\n"[..],
+                    b"\n",
+                    b"{\"b\": \"two\"}\r\n",
+                    b"last, no newline"
+                ],
+                "buffer of {capacity}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_error_and_the_next_line_starts_clean() {
+        let mut text = vec![b'x'; MAX_DOCUMENT_BYTES];
+        text.extend_from_slice(b"\n");
+        text.extend(std::iter::repeat_n(b'y', MAX_DOCUMENT_BYTES + 1));
+        text.extend_from_slice(b"\nnext\n");
+        let read = lines(&text, 1 << 16);
+        assert_eq!(read.len(), 3);
+        assert_eq!(
+            read[0].as_ref().map(Vec::len),
+            Ok(MAX_DOCUMENT_BYTES + 1),
+            "at the limit"
+        );
+        assert_eq!(read[1], Err(String::from("a line longer than 64 MiB")));
+        assert_eq!(read[2], Ok(b"next\n".to_vec()));
+    }
 }
