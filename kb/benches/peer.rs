@@ -228,29 +228,33 @@ fn kb_end_to_end(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// kb end to end as `kb eval` runs a line of NDJSON on one core: parse
-/// keeping only what the rules read, adapter, bind, evaluate.
-#[divan::bench(sample_count = 20, sample_size = 1)]
-fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
-    let loaded = loaded();
+/// kb end to end as `kb eval` runs lines of NDJSON: parse keeping only what
+/// the rules read, adapter, bind, evaluate; on one core, or on every core with
+/// the results kept in order, as a stream runs.
+fn pruned_end_to_end(bencher: Bencher<'_, '_>, loaded: &Loaded, every_core: bool) {
     let pruner = kb::adapter::pruner(&loaded.kb);
-    each_bundle(bencher, |l| {
-        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
+    let diagnose = |l: &str| {
+        kb_diagnose(loaded, pruner.parse(l.as_bytes()).unwrap())
             .causes
             .len()
-    });
+    };
+    if every_core {
+        each_bundle_every_core(bencher, diagnose);
+    } else {
+        each_bundle(bencher, diagnose);
+    }
 }
 
-/// The same on every core, results kept in order, as `kb eval` runs an NDJSON stream.
+/// kb end to end as `kb eval` runs a line of NDJSON, on one core.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn kb_end_to_end_pruned(bencher: Bencher<'_, '_>) {
+    pruned_end_to_end(bencher, &loaded(), false);
+}
+
+/// The same on every core, as `kb eval` runs an NDJSON stream.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end_pruned_every_core(bencher: Bencher<'_, '_>) {
-    let loaded = loaded();
-    let pruner = kb::adapter::pruner(&loaded.kb);
-    each_bundle_every_core(bencher, |l| {
-        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
-            .causes
-            .len()
-    });
+    pruned_end_to_end(bencher, &loaded(), true);
 }
 
 /// Binds and evaluates every bundle, parsed and through the adapter first.
@@ -332,25 +336,13 @@ fn kb_eval_only_three_symptoms(bencher: Bencher<'_, '_>) {
 /// decisions as the Rego policy, and the parser keeps only what they read.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end_pruned_three_symptoms(bencher: Bencher<'_, '_>) {
-    let (_dir, loaded) = loaded_three();
-    let pruner = kb::adapter::pruner(&loaded.kb);
-    each_bundle(bencher, |l| {
-        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
-            .causes
-            .len()
-    });
+    pruned_end_to_end(bencher, &loaded_three().1, false);
 }
 
 /// The same on every core, results kept in order.
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn kb_end_to_end_pruned_three_symptoms_every_core(bencher: Bencher<'_, '_>) {
-    let (_dir, loaded) = loaded_three();
-    let pruner = kb::adapter::pruner(&loaded.kb);
-    each_bundle_every_core(bencher, |l| {
-        kb_diagnose(&loaded, pruner.parse(l.as_bytes()).unwrap())
-            .causes
-            .len()
-    });
+    pruned_end_to_end(bencher, &loaded_three().1, true);
 }
 
 /// regorus end to end, compiled (RVM): parse into a regorus `Value`, set it as the input of
