@@ -134,6 +134,7 @@ fn rego_causes(result: &regorus::Value) -> BTreeSet<String> {
 
 /// Checks, before measuring, that kb and the policy (in the RVM and in the interpreter)
 /// decide alike on every bundle, and prints the rate.
+///
 /// kb's answer is taken twice, each bundle parsed as a stream's lines are: with the whole
 /// bundled knowledge base, and with only the three symptoms' rule files ([`loaded_three`]).
 fn agreement(lines: &[String]) {
