@@ -72,6 +72,15 @@ impl LocalText {
 /// Joins the lines of each paragraph, as Markdown would: wrapped source text
 /// becomes one line per paragraph.
 fn reflow(text: &str) -> String {
+    if !text.contains('\n') {
+        // One line, as most titles are: what joining its lines gives.
+        return text.trim().to_owned();
+    }
+    join_lines(text)
+}
+
+/// [`reflow`] of any text.
+fn join_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, paragraph) in text.split("\n\n").enumerate() {
         if i > 0 {
@@ -567,5 +576,17 @@ impl KnowledgeBase {
             }
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn one_line_reflows_as_lines_are_joined(line in "[^\n]*") {
+            prop_assert_eq!(super::reflow(&line), super::join_lines(&line));
+        }
     }
 }
