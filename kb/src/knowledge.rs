@@ -462,6 +462,12 @@ fn compile_rules<'a>(
         .par_iter()
         .map(|(name, text)| (*name, kb_dsl::parse(text, name)))
         .collect();
+    // One allocation for every declaration, not a copy each time it doubles.
+    let declarations = parsed.iter().map(|(_, result)| match result {
+        Ok(parsed) => parsed.items.len(),
+        Err(errors) => errors.recovered.items.len(),
+    });
+    rules.items.reserve(declarations.sum());
     for (name, result) in parsed {
         match result {
             Ok(mut parsed) => {
