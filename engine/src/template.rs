@@ -48,36 +48,42 @@ enum Part {
 impl Plain {
     /// The parts of a template made of text and `{{ name }}` only; `None`
     /// for anything else (statements, filters, literals, white-space
-    /// control, a trailing newline, which minijinja drops).
+    /// control, a trailing newline, which minijinja drops). One pass over
+    /// its braces: each is text, or opens or closes a value; `{%` and `{#`
+    /// open statements and comments, and `}}` outside a value is an error.
     fn of(source: &str) -> Option<Self> {
-        if source.ends_with('\n') || source.contains("{%") || source.contains("{#") {
+        if source.ends_with('\n') {
             return None;
         }
+        let bytes = source.as_bytes();
         let mut parts = Vec::new();
+        let mut text = 0;
         let mut at = 0;
-        while let Some(open) = source.get(at..)?.find("{{").map(|i| at + i) {
-            let close = source.get(open..)?.find("}}").map(|i| open + i)?;
-            let text = at..open;
-            if source.get(text.clone())?.contains("}}") {
-                return None;
+        while let Some(brace) = memchr::memchr2(b'{', b'}', bytes.get(at..)?).map(|i| at + i) {
+            match (bytes.get(brace), bytes.get(brace + 1)) {
+                (Some(b'{'), Some(b'{')) => {
+                    let close = memchr::memchr_iter(b'}', bytes.get(brace + 2..)?)
+                        .map(|i| brace + 2 + i)
+                        .find(|&i| bytes.get(i + 1) == Some(&b'}'))?;
+                    let inner = source.get(brace + 2..close)?;
+                    let start = brace + 2 + (inner.len() - inner.trim_start().len());
+                    let name = inner.trim();
+                    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        && !RESERVED.contains(&name);
+                    if !is_name {
+                        return None;
+                    }
+                    parts.push(Part::Text(text..brace));
+                    parts.push(Part::Value(start..start + name.len()));
+                    text = close + 2;
+                    at = close + 2;
+                }
+                (Some(b'{'), Some(b'%' | b'#')) | (Some(b'}'), Some(b'}')) => return None,
+                _ => at = brace + 1,
             }
-            let inner = source.get(open + 2..close)?;
-            let start = open + 2 + (inner.len() - inner.trim_start().len());
-            let name = inner.trim();
-            let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !RESERVED.contains(&name);
-            if !is_name {
-                return None;
-            }
-            parts.push(Part::Text(text));
-            parts.push(Part::Value(start..start + name.len()));
-            at = close + 2;
         }
-        if source.get(at..)?.contains("}}") {
-            return None;
-        }
-        parts.push(Part::Text(at..source.len()));
+        parts.push(Part::Text(text..source.len()));
         Some(Self(parts))
     }
 
