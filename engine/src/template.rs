@@ -50,7 +50,8 @@ impl Plain {
     /// for anything else (statements, filters, literals, white-space
     /// control, a trailing newline, which minijinja drops). One pass over
     /// its braces: each is text, or opens or closes a value; `{%` and `{#`
-    /// open statements and comments, and `}}` outside a value is an error.
+    /// open statements and comments, and a `}}` outside a value is left to
+    /// minijinja.
     fn of(source: &str) -> Option<Self> {
         if source.ends_with('\n') {
             return None;
