@@ -88,6 +88,11 @@ impl Pattern {
         Ok(Self::new(source.into()))
     }
 
+    /// A regular expression checked apart ([`Pattern::check`]).
+    pub fn unchecked(source: &str) -> Self {
+        Self::new(source.into())
+    }
+
     fn new(source: Text) -> Self {
         Self {
             source,

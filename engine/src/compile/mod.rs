@@ -27,12 +27,36 @@ pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
     let mut problems = Vec::new();
     let extended = extend::apply(rules, &mut problems);
     let rules = extended.as_ref().unwrap_or(rules);
+    // Checking the regular expressions costs about as much as compiling all
+    // the rest, which is done on one core: they are checked on the others
+    // meanwhile, the rest compiled as if each were valid. When one is not,
+    // the rules are compiled again with what checking found, for the same
+    // problems as if it had been known from the start.
+    let literals = patterns::literals(rules);
+    let (checked, assumed) = rayon::join(
+        || Checked::of(&literals),
+        || compile_with(rules, problems.clone(), Checked::assumed(&literals)),
+    );
+    if checked.all_valid() {
+        assumed
+    } else {
+        compile_with(rules, problems, checked)
+    }
+}
+
+/// Compiles rules whose regular expressions are `patterns`, after the
+/// `problems` extending them found.
+fn compile_with(
+    rules: &RuleSet,
+    problems: Vec<Problem>,
+    patterns: Checked,
+) -> Result<KnowledgeBase, Vec<Problem>> {
     let mut compiler = Compiler {
         problems,
+        patterns,
         ..Compiler::default()
     };
     compiler.declare(rules);
-    compiler.check_patterns(rules);
     compiler.compile_facts(rules);
     compiler.compile_symptoms(rules);
     compiler.compile_causes(rules);
@@ -86,7 +110,7 @@ struct Compiler<'r> {
     causes: Vec<CauseInfo>,
     graph: DiGraph<Node, Edge>,
     templates: Templates,
-    /// Every regular expression of the rules, checked.
+    /// The regular expressions of the rules, checked or assumed valid.
     patterns: Checked,
     /// The compiled derivations and conditions.
     exprs: Exprs,
@@ -177,20 +201,6 @@ impl<'r> Compiler<'r> {
                 self.declare_check(nested, symptom, counter);
             }
         }
-    }
-
-    /// Checks every regular expression of the rules at once, after
-    /// [`Compiler::declare`] has found every check.
-    fn check_patterns(&mut self, rules: &RuleSet) {
-        let derivations = rules.facts().filter_map(|fact| fact.from.as_ref());
-        let whens = rules.symptoms().filter_map(|symptom| symptom.when.as_ref());
-        let conditions = self.check_asts.iter().flat_map(|(check, _)| {
-            check
-                .branches
-                .iter()
-                .filter_map(|branch| branch.condition.as_ref())
-        });
-        self.patterns = Checked::of(derivations.chain(whens).chain(conditions));
     }
 
     fn expr_compiler(&mut self, allow_inputs: bool) -> ExprCompiler<'_> {

@@ -1,11 +1,11 @@
 //! The regular expressions of the rules, checked all at once on every core
-//! before expressions are compiled: checking one (its syntax, and the size
-//! of the program it compiles to) costs as much as compiling all the rest of
-//! a condition, and each is independent of the others.
+//! while the rest compiles: checking one (its syntax, and the size of the
+//! program it compiles to) costs as much as compiling all the rest of a
+//! condition, and each is independent of the others.
 
 use std::collections::HashMap;
 
-use kb_dsl::ast::{BinOp, Expr, ExprKind};
+use kb_dsl::ast::{BinOp, Check, Expr, ExprKind, RuleSet, Target};
 use rayon::prelude::*;
 
 use crate::pattern::Pattern;
@@ -13,15 +13,11 @@ use crate::pattern::Pattern;
 /// Each regular expression written as a literal where one is expected, by
 /// the address of its literal in the rules, with what checking it found.
 #[derive(Default)]
-pub(super) struct Checked(HashMap<*const Expr, Result<Pattern, String>>);
+pub(super) struct Checked(HashMap<usize, Result<Pattern, String>>);
 
 impl Checked {
-    /// Checks the regular expressions of `exprs` and what they contain.
-    pub fn of<'r>(exprs: impl Iterator<Item = &'r Expr>) -> Self {
-        let mut literals = Vec::new();
-        for expr in exprs {
-            literals_in(expr, &mut literals);
-        }
+    /// Checks the regular expressions `literals` gives.
+    pub fn of(literals: &[(&Expr, &str)]) -> Self {
         let results: Vec<_> = literals
             .par_iter()
             .map(|(_, source)| Pattern::check(source))
@@ -29,16 +25,69 @@ impl Checked {
         Self(
             literals
                 .iter()
-                .map(|(expr, _)| std::ptr::from_ref(*expr))
+                .map(|(expr, _)| address(expr))
                 .zip(results)
                 .collect(),
         )
     }
 
+    /// The regular expressions `literals` gives, each taken to be valid
+    /// while they are checked apart.
+    pub fn assumed(literals: &[(&Expr, &str)]) -> Self {
+        Self(
+            literals
+                .iter()
+                .map(|(expr, source)| (address(expr), Ok(Pattern::unchecked(source))))
+                .collect(),
+        )
+    }
+
+    /// Whether every one is valid.
+    pub fn all_valid(&self) -> bool {
+        self.0.values().all(Result::is_ok)
+    }
+
     /// What checking the literal `expr` found, if it was checked.
     pub fn get(&self, expr: &Expr) -> Option<&Result<Pattern, String>> {
-        self.0.get(&std::ptr::from_ref(expr))
+        self.0.get(&address(expr))
     }
+}
+
+/// Where a literal is in the rules: it names the literal, and unlike a
+/// pointer, may be sent to the thread that checks it.
+fn address(expr: &Expr) -> usize {
+    std::ptr::from_ref(expr).addr()
+}
+
+/// The regular expressions written as literals in the derivations of
+/// facts, the conditions of symptoms and every condition of their checks.
+pub(super) fn literals(rules: &RuleSet) -> Vec<(&Expr, &str)> {
+    fn in_check<'r>(check: &'r Check, found: &mut Vec<(&'r Expr, &'r str)>) {
+        for branch in &check.branches {
+            if let Some(condition) = &branch.condition {
+                literals_in(condition, found);
+            }
+            if let Target::Check(nested) = &branch.target {
+                in_check(nested, found);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for derivation in rules.facts().filter_map(|fact| fact.from.as_ref()) {
+        literals_in(derivation, &mut found);
+    }
+    for symptom in rules.symptoms() {
+        if let Some(when) = &symptom.when {
+            literals_in(when, &mut found);
+        }
+        for check in &symptom.checks {
+            in_check(check, &mut found);
+        }
+    }
+    for check in rules.checks() {
+        in_check(check, &mut found);
+    }
+    found
 }
 
 /// The string literals that `matches` and `capture` take as regular
