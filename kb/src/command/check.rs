@@ -66,7 +66,16 @@ pub fn run(args: &Args, loaded: Result<Loaded, LoadError>) -> Exit {
         Ok(_) => Ok(loaded),
         Err(error) => Err(LoadError::from(error)),
     });
-    let (problems, exit) = match &loaded {
+    let exit = show(args, &loaded);
+    // The process ends next: freeing a large knowledge base piece by piece
+    // would only make it end later.
+    std::mem::forget(loaded);
+    exit
+}
+
+/// Shows the problems of a knowledge base, or that it has none.
+fn show(args: &Args, loaded: &Result<Loaded, LoadError>) -> Exit {
+    let (problems, exit) = match loaded {
         Ok(loaded) => (loaded.kb.warnings.clone(), Exit::Ok),
         Err(LoadError::Rules(problems)) => (problems.clone(), Exit::BadRules),
         Err(error @ LoadError::Other(_)) => {
@@ -81,7 +90,7 @@ pub fn run(args: &Args, loaded: Result<Loaded, LoadError>) -> Exit {
         let _ = writeln!(stdout);
         return exit;
     }
-    match &loaded {
+    match loaded {
         Ok(loaded) => {
             let _ = std::io::stderr().write_all(report::problems(&problems).as_bytes());
             let kb = &loaded.kb;
