@@ -992,7 +992,8 @@ fn describe(rule: Rule) -> &'static str {
         | Rule::ends_with
         | Rule::matches
         | Rule::in_op
-        | Rule::not_in => "an operator",
+        | Rule::not_in
+        | Rule::operator_start => "an operator",
         Rule::field_access | Rule::bracket => "`.` or `[`",
         Rule::boolean => "`true` or `false`",
         Rule::list => "a list",

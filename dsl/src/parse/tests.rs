@@ -312,6 +312,27 @@ fn every_broken_declaration_is_reported_with_its_position() {
 }
 
 #[test]
+fn an_operand_where_an_operator_could_follow_expects_one() {
+    // After an operand, an operator may follow: where none can start (`"`,
+    // `1`) and where one could (`c` of `contain`), the error says so alike.
+    for (condition, found) in [
+        ("phase \"Pending\"", "`\"`"),
+        ("phase 1", "`1`"),
+        ("phase contain \"x\"", "`contain`"),
+    ] {
+        let src = format!("symptom s \"S\" {{\n  when {condition}\n}}\n");
+        let problems = errors(&src);
+        assert_eq!(
+            problems[0].message,
+            format!(
+                "expected `.` or `[`, `check`, `explain`, `when` or an operator, found {found}"
+            ),
+            "{src}"
+        );
+    }
+}
+
+#[test]
 fn what_parses_around_a_syntax_error_is_recovered() {
     let errors = parse(
         "fact a: number \"A\" { from 1 }\n\nsymptom s \"S\" {\n  wen\n}\n",
