@@ -297,7 +297,9 @@ impl Builder<'_> {
     /// The declarations of a file that parsed; those that cannot be built
     /// (an invalid string, an expression too deep) are reported and broken.
     fn file(&self, pairs: Pairs<'_, Rule>, errors: &mut ParseErrors) {
-        for pair in pairs.flatten().filter(|p| is_item(p.as_rule())) {
+        // The declarations are the children of `file`, not every pair below.
+        let children = pairs.flat_map(Pair::into_inner);
+        for pair in children.filter(|p| is_item(p.as_rule())) {
             let text = pair.as_str();
             match self.item(pair) {
                 Ok(item) => errors.recovered.items.push(item),
