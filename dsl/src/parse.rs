@@ -28,9 +28,9 @@ pub const MAX_EXPR_DEPTH: usize = 128;
 /// Parses one rule file. Every problem in it is reported, not only the first.
 pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, ParseErrors> {
     let src = Source::new(name.to_owned(), text.to_owned());
-    if let Some(problem) = check_nesting(&src) {
+    if let Some((at, what)) = too_deep_at(text) {
         return Err(ParseErrors {
-            problems: vec![problem],
+            problems: vec![too_deep(&src, at, what)],
             recovered: RuleSet::default(),
             broken: vec![Broken::Everything],
         });
@@ -113,6 +113,13 @@ fn parse_in_chunks(src: &Arc<Source>) -> ParseErrors {
     for window in starts.windows(2) {
         let &[start, end] = window else { continue };
         let chunk = text.get(start..end).unwrap_or_default();
+        // A chunk may start inside a long string, where the file's count
+        // did not look.
+        if let Some((at, what)) = too_deep_at(chunk) {
+            errors.problems.push(too_deep(src, start + at, what));
+            errors.broken.extend(Broken::declared_by(chunk));
+            continue;
+        }
         let builder = Builder { src, base: start };
         match RuleParser::parse(Rule::file, chunk) {
             Ok(pairs) => builder.file(pairs, &mut errors),
@@ -138,55 +145,50 @@ fn starts_declaration(line: &str) -> bool {
 
 /// Finds nesting too deep to parse with bounded stack: brackets, braces,
 /// parentheses, chains of `not` and `list<…>` types, outside strings and
-/// comments.
-fn check_nesting(src: &Arc<Source>) -> Option<Problem> {
-    let text = &*src.text;
+/// comments. Blanks are those of the grammar (a byte order mark and a
+/// comment included), so that nothing pest skips between two tokens hides
+/// one level from this count. Where it is too deep, and what.
+fn too_deep_at(text: &str) -> Option<(usize, &'static str)> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut nots = 0usize;
     let mut lists = 0usize;
-    let word_before = |i: usize| {
-        i > 0
-            && bytes
-                .get(i - 1)
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.')
+    let word_byte = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let word_before =
+        |i: usize| i > 0 && bytes.get(i - 1).is_some_and(|b| word_byte(b) || *b == b'.');
+    let keyword_at = |i: usize, keyword: &[u8]| {
+        bytes.get(i..i + keyword.len()) == Some(keyword)
+            && !bytes.get(i + keyword.len()).is_some_and(word_byte)
+            && !word_before(i)
     };
     let mut i = 0;
     while let Some(&byte) = bytes.get(i) {
         match byte {
-            b'#' => {
-                i = text.get(i..)?.find('\n').map_or(bytes.len(), |n| i + n);
+            b' ' | b'\t' | b'\r' | b'\n' | b'#' | 0xEF if blanks_end(bytes, i) > i => {
+                i = blanks_end(bytes, i);
                 continue;
             }
-            b'"' if text.get(i..)?.starts_with("\"\"\"") => {
-                let close = text.get(i + 3..)?.find("\"\"\"");
-                i = close.map_or(bytes.len(), |n| i + 3 + n + 3);
-                continue;
-            }
-            b'"' => {
-                i += 1;
-                while let Some(&b) = bytes.get(i) {
-                    match b {
-                        b'\\' => i += 2,
-                        b'"' | b'\n' => break,
-                        _ => i += 1,
-                    }
+            // An `r` ending a word is not a raw string's.
+            b'"' | b'r' if byte == b'"' || !word_before(i) => match string_end(bytes, i) {
+                Some(end) => {
+                    i = end;
+                    continue;
                 }
-            }
+                None => nots = 0,
+            },
             b'(' | b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Some(too_deep(src, i, "brackets"));
+                    return Some((i, "brackets"));
                 }
             }
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'l' if text.get(i + 4..)?.trim_start().starts_with('<')
-                && text.get(i..)?.starts_with("list")
-                && !word_before(i) =>
+            b'l' if keyword_at(i, b"list")
+                && bytes.get(blanks_end(bytes, i + 4)) == Some(&b'<') =>
             {
                 lists += 1;
                 if lists > MAX_NESTING {
-                    return Some(too_deep(src, i, "`list<…>` types"));
+                    return Some((i, "`list<…>` types"));
                 }
                 i += 4;
                 continue;
@@ -195,25 +197,70 @@ fn check_nesting(src: &Arc<Source>) -> Option<Problem> {
                 lists = lists.saturating_sub(1);
                 nots = 0;
             }
-            b'n' if text.get(i..)?.starts_with("not")
-                && !bytes
-                    .get(i + 3)
-                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-                && !word_before(i) =>
-            {
+            b'n' if keyword_at(i, b"not") => {
                 nots += 1;
                 if nots > MAX_NESTING {
-                    return Some(too_deep(src, i, "`not`s"));
+                    return Some((i, "`not`s"));
                 }
                 i += 3;
                 continue;
             }
-            b if b.is_ascii_whitespace() => {}
             _ => nots = 0,
         }
         i += 1;
     }
     None
+}
+
+/// Where the blanks from `at` end, as the grammar skips them between
+/// tokens: white space, byte order marks and comments; `at` when none.
+fn blanks_end(bytes: &[u8], mut at: usize) -> usize {
+    loop {
+        match bytes.get(at..).unwrap_or_default() {
+            [b' ' | b'\t' | b'\r' | b'\n', ..] => at += 1,
+            [0xEF, 0xBB, 0xBF, ..] => at += 3,
+            [b'#', rest @ ..] => {
+                at += 1 + memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            }
+            _ => return at,
+        }
+    }
+}
+
+/// Where the string literal at `at` ends, past its closing quotes (or at
+/// the end of its line, or of the text, when it is not closed); `None`
+/// when no string starts there. Long strings may span lines, the others
+/// not; only plain ones have escapes.
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let rest = bytes.get(at..)?;
+    if rest.starts_with(b"\"\"\"") {
+        let close = memchr::memmem::find(rest.get(3..)?, b"\"\"\"");
+        return Some(close.map_or(bytes.len(), |n| at + 3 + n + 3));
+    }
+    let (mut i, close, escapes) = match rest {
+        [b'r', b'#', b'"', ..] => (3, &b"\"#"[..], false),
+        [b'r', b'"', ..] => (2, &b"\""[..], false),
+        [b'"', ..] => (1, &b"\""[..], true),
+        _ => return None,
+    };
+    loop {
+        let Some(n) = rest
+            .get(i..)
+            .and_then(|tail| memchr::memchr3(b'"', b'\n', b'\\', tail))
+        else {
+            return Some(bytes.len());
+        };
+        i += n;
+        match rest.get(i) {
+            Some(b'"') if rest.get(i..i + close.len()) == Some(close) => {
+                return Some(at + i + close.len());
+            }
+            Some(b'\n') => return Some(at + i),
+            // An escape, but not of the line's end: the string ends there.
+            Some(b'\\') if escapes && rest.get(i + 1) != Some(&b'\n') => i += 2,
+            _ => i += 1,
+        }
+    }
 }
 
 fn too_deep(src: &Arc<Source>, at: usize, what: &str) -> Problem {

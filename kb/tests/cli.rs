@@ -1634,6 +1634,14 @@ fn rules_too_deep_to_compile_safely_are_errors_not_crashes() {
             format!("fact f: {lists} \"F\" {{ from pod.a }}\n"),
             "`list<…>` types are nested more than 64 deep",
         ),
+        (
+            // Byte order marks are blanks between tokens, as spaces are.
+            format!(
+                "symptom s \"S\" {{\n  when {}true\n}}\n",
+                "not\u{feff}".repeat(100_000)
+            ),
+            "`not`s are nested more than 64 deep",
+        ),
     ];
     for (rules, message) in cases {
         let dir = TempDir::new().unwrap();

@@ -372,10 +372,38 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         format!("symptom s \"S\" {{ when {}a }}", "a and ".repeat(100_000)),
         format!("symptom s \"S\" {{ when a{} }}", ".b".repeat(100_000)),
         format!("symptom s \"S\" {{ when a{} }}", "[0]".repeat(100_000)),
+        // What pest skips between tokens hides no level: byte order marks
+        // and comments between `not`s and in `list<…>`, a raw string
+        // ending in a backslash, and text the count cannot read before.
+        format!(
+            "symptom s \"S\" {{ when {}a }}",
+            "not\u{feff}".repeat(100_000)
+        ),
+        format!(
+            "fact f: {}string{} \"F\" {{ from pod.a }}",
+            "list\u{feff}<".repeat(100_000),
+            ">".repeat(100_000)
+        ),
+        format!(
+            "fact f: {}string{} \"F\" {{ from pod.a }}",
+            "list # a comment\n<".repeat(100_000),
+            ">".repeat(100_000)
+        ),
+        format!(
+            "symptom s \"S\" {{ when a matches r\"\\\" or {}a{} }}",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        ),
+        format!(
+            "lé中\nfact a: bool \"A\" {{ from {}true{} }}",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        ),
     ] {
         let problems = errors(&src);
-        assert_eq!(problems.len(), 1);
-        assert_eq!(problems[0].code, Code::TooDeep);
+        let start: String = src.chars().take(40).collect();
+        assert_eq!(problems.len(), 1, "{start}");
+        assert_eq!(problems[0].code, Code::TooDeep, "{start}");
     }
     let fine = format!(
         "symptom s \"S\" {{ when {}a{} }}",
@@ -383,6 +411,24 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         ")".repeat(40)
     );
     assert_eq!(ok(&fine).symptoms().count(), 1);
+}
+
+#[test]
+fn deep_nesting_in_a_declaration_read_on_its_own_is_an_error_too() {
+    // A file that does not parse is read again declaration by declaration,
+    // each from a line that starts one: such a line may be inside a long
+    // string, or follow a string broken by a backslash at its line's end.
+    let deep = format!("{}true{}", "(".repeat(100_000), ")".repeat(100_000));
+    for src in [
+        format!("fact b: bool \"\"\"\nfact a: bool \"A\" {{ from {deep} }}\n\"\"\" {{ from true\n"),
+        format!("input pod \"P\\\nfact a: bool \"A\" {{ from {deep} }}\n"),
+    ] {
+        let problems = errors(&src);
+        assert!(
+            problems.iter().any(|p| p.code == Code::TooDeep),
+            "{problems:?}"
+        );
+    }
 }
 
 #[test]
