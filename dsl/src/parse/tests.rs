@@ -419,9 +419,10 @@ fn deep_nesting_in_a_declaration_read_on_its_own_is_an_error_too() {
     // each from a line that starts one: such a line may be inside a long
     // string, or follow a string broken by a backslash at its line's end.
     let deep = format!("{}true{}", "(".repeat(100_000), ")".repeat(100_000));
+    let lists = format!("{}string{}", "list<".repeat(100_000), ">".repeat(100_000));
     for src in [
         format!("fact b: bool \"\"\"\nfact a: bool \"A\" {{ from {deep} }}\n\"\"\" {{ from true\n"),
-        format!("input pod \"P\\\nfact a: bool \"A\" {{ from {deep} }}\n"),
+        format!("input pod \"P\\\nfact a: {lists} \"A\" {{ from true }}\n"),
     ] {
         let problems = errors(&src);
         assert!(
