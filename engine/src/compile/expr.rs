@@ -1,7 +1,7 @@
 //! AST expressions → [`CExpr`]s in the knowledge base's arena: names
 //! resolved, types checked.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use kb_dsl::ast::{BinOp, Expr, ExprKind};
 use kb_dsl::{Code, Loc, Problem};

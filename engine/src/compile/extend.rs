@@ -3,7 +3,7 @@
 //! copying them — a title or explanation replaced, checks appended to a
 //! symptom, fixes appended to a cause.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use kb_dsl::ast::{ExtensionKind, Item, RuleSet, Text};
 use kb_dsl::{Code, Loc, Problem};
@@ -22,7 +22,7 @@ pub(super) fn apply(rules: &RuleSet, problems: &mut Vec<Problem>) -> Option<Rule
             .collect(),
     };
     // Who replaced what, to report two replacements of the same text.
-    let mut replaced: HashMap<(String, &str), Loc> = HashMap::new();
+    let mut replaced: HashMap<(String, &str), Loc> = HashMap::default();
     for extension in rules.extensions() {
         let id = &extension.id.name;
         let target = merged

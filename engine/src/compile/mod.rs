@@ -6,7 +6,9 @@ mod extend;
 mod patterns;
 mod reads;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use kb_dsl::ast::{self, RuleSet, Target as AstTarget};
 use kb_dsl::{Code, Loc, Problem};
@@ -17,6 +19,7 @@ use crate::expr::{CExpr, Exprs};
 use crate::kb::*;
 use crate::snapshot::Tests;
 use crate::template::Templates;
+use crate::text::Text;
 use crate::types::Ty;
 use expr::ExprCompiler;
 use patterns::Checked;
@@ -75,6 +78,15 @@ fn one_line(text: &str) -> String {
         .join(" ")
 }
 
+/// A map of declared names as the knowledge base keeps it. Each key is
+/// there once, so an unstable sort orders them; the map is then built from
+/// one sorted run.
+fn ordered<V>(declared: HashMap<String, (V, Loc)>) -> BTreeMap<Text, V> {
+    let mut entries: Vec<(String, V)> = declared.into_iter().map(|(k, (v, _))| (k, v)).collect();
+    entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+    entries.into_iter().map(|(k, v)| (k.into(), v)).collect()
+}
+
 /// The closest of `candidates` to `name`, if it is close enough to be a typo.
 pub(crate) fn suggest<'a>(
     name: &str,
@@ -87,6 +99,9 @@ pub(crate) fn suggest<'a>(
         .min()
         .map(|(_, candidate)| candidate)
 }
+
+/// The rank of a node no symptom leads to.
+const UNREACHED: usize = usize::MAX;
 
 #[derive(Default)]
 struct Compiler<'r> {
@@ -650,14 +665,15 @@ impl<'r> Compiler<'r> {
             }
             self.problems.push(problem);
         }
-        let reached = self.preorder();
+        let rank = self.preorder();
+        let reached = |node: NodeIndex| rank.get(node.index()).is_some_and(|&r| r != UNREACHED);
         // A declaration whose id is taken is already reported as a duplicate.
         let owns = |id: &str, what: Id| {
             self.ids.get(id).is_some_and(|(owner, _)| *owner == what)
                 && !self.meant.iter().any(|m| m == id)
         };
         for (i, check) in self.checks.iter().enumerate() {
-            if !reached.contains_key(&check.node)
+            if !reached(check.node)
                 && (owns(&check.id, Id::Check(CheckId(i)))
                     || !self.ids.contains_key(check.id.as_str()))
             {
@@ -673,7 +689,7 @@ impl<'r> Compiler<'r> {
             }
         }
         for (i, cause) in self.causes.iter().enumerate() {
-            if !reached.contains_key(&cause.node) && owns(&cause.id, Id::Cause(CauseId(i))) {
+            if !reached(cause.node) && owns(&cause.id, Id::Cause(CauseId(i))) {
                 self.problems.push(
                     Problem::error(
                         Code::UnreachableCause,
@@ -688,15 +704,18 @@ impl<'r> Compiler<'r> {
     }
 
     /// The position of every node reached from the symptoms, depth first, in
-    /// the order the rules are written.
-    fn preorder(&self) -> HashMap<NodeIndex, usize> {
-        let mut rank = HashMap::new();
+    /// the order the rules are written, by node index; [`UNREACHED`] for the
+    /// others.
+    fn preorder(&self) -> Vec<usize> {
+        let mut rank = vec![UNREACHED; self.graph.node_count()];
+        let mut reached = 0;
         let mut stack: Vec<NodeIndex> = self.symptoms.iter().rev().map(|s| s.node).collect();
         while let Some(node) = stack.pop() {
-            if rank.contains_key(&node) {
-                continue;
+            match rank.get_mut(node.index()) {
+                Some(slot) if *slot == UNREACHED => *slot = reached,
+                _ => continue,
             }
-            rank.insert(node, rank.len());
+            reached += 1;
             match self.graph.node_weight(node) {
                 Some(Node::Symptom(s)) => {
                     if let Some(first) = self.symptoms.get(s.0).and_then(|s| s.checks.first()) {
@@ -799,24 +818,10 @@ impl<'r> Compiler<'r> {
                     .unwrap_or_default());
             }
         };
-        let preorder = self.preorder();
-        let mut rank = vec![usize::MAX; self.graph.node_count()];
-        for (node, position) in preorder {
-            if let Some(slot) = rank.get_mut(node.index()) {
-                *slot = position;
-            }
-        }
+        let rank = self.preorder();
         let input_needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len());
-        let names = self
-            .names
-            .into_iter()
-            .map(|(k, (v, _))| (k.into(), v))
-            .collect();
-        let ids = self
-            .ids
-            .into_iter()
-            .map(|(k, (v, _))| (k.into(), v))
-            .collect();
+        let names = ordered(self.names);
+        let ids = ordered(self.ids);
         Ok(KnowledgeBase {
             graph: self.graph,
             topo,

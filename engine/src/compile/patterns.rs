@@ -3,7 +3,7 @@
 //! program it compiles to) costs as much as compiling all the rest of a
 //! condition, and each is independent of the others.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use kb_dsl::ast::{BinOp, Check, Expr, ExprKind, RuleSet, Target};
 use rayon::prelude::*;

@@ -1,8 +1,6 @@
 //! Which parts of each input the facts read: the paths of every derivation,
 //! followed through facts, filters and predicates.
 
-use std::collections::HashMap;
-
 use crate::expr::{CExpr, ExprId, Exprs};
 use crate::kb::{FactId, FactInfo, InputId};
 use crate::needs::Needs;
@@ -15,7 +13,7 @@ pub(super) fn input_needs(facts: &[FactInfo], exprs: &Exprs, inputs: usize) -> V
     let mut walker = Walker {
         facts,
         exprs,
-        origins: HashMap::new(),
+        origins: vec![None; facts.len()],
         needs: vec![Needs::default(); inputs],
         elements: Vec::new(),
     };
@@ -28,8 +26,8 @@ pub(super) fn input_needs(facts: &[FactInfo], exprs: &Exprs, inputs: usize) -> V
 struct Walker<'a> {
     facts: &'a [FactInfo],
     exprs: &'a Exprs,
-    /// Where each fact's value comes from, once walked.
-    origins: HashMap<FactId, Vec<Origin>>,
+    /// Where each fact's value comes from, once walked, by `FactId`.
+    origins: Vec<Option<Vec<Origin>>>,
     needs: Vec<Needs>,
     /// The origins of the list elements filters and predicates look at.
     elements: Vec<Vec<Origin>>,
@@ -39,11 +37,14 @@ impl Walker<'_> {
     /// A fact's origins. Its value is shown whole as evidence, so what it
     /// comes from is needed whole (a scalar is whole anyway).
     fn fact(&mut self, id: FactId) -> Vec<Origin> {
-        if let Some(known) = self.origins.get(&id) {
+        let Some(slot) = self.origins.get_mut(id.0) else {
+            return Vec::new();
+        };
+        if let Some(known) = slot {
             return known.clone();
         }
         // Compiled facts do not loop; the entry guards against it all the same.
-        self.origins.insert(id, Vec::new());
+        *slot = Some(Vec::new());
         let Some(fact) = self.facts.get(id.0) else {
             return Vec::new();
         };
@@ -57,7 +58,9 @@ impl Walker<'_> {
             None => Vec::new(),
         };
         self.whole(&origins);
-        self.origins.insert(id, origins.clone());
+        if let Some(slot) = self.origins.get_mut(id.0) {
+            *slot = Some(origins.clone());
+        }
         origins
     }
 
