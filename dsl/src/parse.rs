@@ -164,10 +164,14 @@ fn too_deep_at(text: &str) -> Option<(usize, &'static str)> {
     let mut i = 0;
     while let Some(&byte) = bytes.get(i) {
         match byte {
-            b' ' | b'\t' | b'\r' | b'\n' | b'#' | 0xEF if blanks_end(bytes, i) > i => {
-                i = blanks_end(bytes, i);
-                continue;
-            }
+            b' ' | b'\t' | b'\r' | b'\n' | b'#' | 0xEF => match blanks_end(bytes, i) {
+                end if end > i => {
+                    i = end;
+                    continue;
+                }
+                // A byte 0xEF that does not start a byte order mark.
+                _ => nots = 0,
+            },
             // An `r` ending a word is not a raw string's.
             b'"' | b'r' if byte == b'"' || !word_before(i) => match string_end(bytes, i) {
                 Some(end) => {
