@@ -773,7 +773,13 @@ impl Builder<'_> {
         let mut inner = pair.clone().into_inner();
         let primary = self.child(&pair, &mut inner)?;
         let parenthesised = primary.as_rule() == Rule::expr;
-        let (mut expr, mut depth) = self.primary(primary)?;
+        let (mut expr, mut depth) = match inner.peek() {
+            Some(arguments) if arguments.as_rule() == Rule::arguments => {
+                inner.next();
+                self.call(primary, arguments)?
+            }
+            _ => self.primary(primary)?,
+        };
         if parenthesised {
             // The text of `(…)` includes its parentheses.
             expr.loc.start = self.loc(&pair).start;
@@ -824,25 +830,21 @@ impl Builder<'_> {
                     depth,
                 ));
             }
-            Rule::call => {
-                let mut inner = pair.clone().into_inner();
-                let name = self.ident(self.child(&pair, &mut inner)?);
-                let (args, below) = self.deep_exprs(inner)?;
-                let depth = self.deeper(below, &loc)?;
-                return Ok((
-                    Expr {
-                        kind: ExprKind::Call(name, args),
-                        loc,
-                    },
-                    depth,
-                ));
-            }
             Rule::relative => ExprKind::Relative(pair.as_str().trim_start_matches('.').to_owned()),
             Rule::name => ExprKind::Name(pair.as_str().to_owned()),
             Rule::expr => return self.deep_expr(pair),
             _ => return Err(self.internal(&pair, "an expression")),
         };
         Ok((Expr { kind, loc }, 1))
+    }
+
+    /// A call of the function `name` with `arguments`.
+    fn call(&self, name: Pair<'_, Rule>, arguments: Pair<'_, Rule>) -> Result<(Expr, usize)> {
+        let loc = self.join(&self.loc(&name), &self.loc(&arguments));
+        let (args, below) = self.deep_exprs(arguments.into_inner())?;
+        let depth = self.deeper(below, &loc)?;
+        let kind = ExprKind::Call(self.ident(name), args);
+        Ok((Expr { kind, loc }, depth))
     }
 
     /// Expressions and the depth of the deepest.
@@ -885,7 +887,14 @@ impl Builder<'_> {
         };
         let expected = match &error.variant {
             pest::error::ErrorVariant::ParsingError { positives, .. } => {
-                let mut words: Vec<&str> = positives.iter().map(|r| describe(*r)).collect();
+                // Any name may be followed by `(` to call it, but few names
+                // are functions: saying so after each would only crowd
+                // the message.
+                let mut words: Vec<&str> = positives
+                    .iter()
+                    .filter(|r| **r != Rule::arguments)
+                    .map(|r| describe(*r))
+                    .collect();
                 words.sort_unstable();
                 words.dedup();
                 words
@@ -1050,7 +1059,6 @@ fn describe(rule: Rule) -> &'static str {
         Rule::field_access | Rule::bracket => "`.` or `[`",
         Rule::boolean => "`true` or `false`",
         Rule::list => "a list",
-        Rule::call => "a function call",
         Rule::relative => "`.field`",
         _ => "something else",
     }
