@@ -27,6 +27,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::snapshot::SharedBytes;
 use crate::text::Text;
 
+mod size;
+
 /// The most memory a compiled regular expression may take.
 const SIZE_LIMIT: usize = 1 << 20;
 
@@ -84,7 +86,12 @@ struct Caches {
 impl Pattern {
     /// Checks a regular expression; the message says what is wrong.
     pub fn check(source: &str) -> Result<Self, String> {
-        compile(source)?;
+        let hir = parse(source)?;
+        // Building the program only to learn its size costs more than
+        // parsing; most expressions are known to fit without it.
+        if size::program_bound(&hir) > SIZE_LIMIT {
+            build_program(&hir)?;
+        }
         Ok(Self::new(source.into()))
     }
 
@@ -189,12 +196,21 @@ impl Pattern {
 /// The program an expression compiles to, with its syntax and size
 /// checked; the message says what is wrong.
 fn compile(source: &str) -> Result<NFA, String> {
-    let hir = regex_syntax::Parser::new()
+    build_program(&parse(source)?)
+}
+
+/// The syntax tree of an expression; the message says what is wrong.
+fn parse(source: &str) -> Result<regex_syntax::hir::Hir, String> {
+    regex_syntax::Parser::new()
         .parse(source)
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| error.to_string())
+}
+
+/// The program of a parsed expression, with its size checked.
+fn build_program(hir: &regex_syntax::hir::Hir) -> Result<NFA, String> {
     NFA_COMPILER.with(|compiler| {
         compiler
-            .build_from_hir(&hir)
+            .build_from_hir(hir)
             .map_err(|error| match error.size_limit() {
                 Some(limit) => format!("compiled, it would exceed the size limit of {limit} bytes"),
                 None => error.to_string(),
