@@ -12,8 +12,8 @@
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// What one state of the program under construction may take, with the
-/// targets a union state gains as it is patched: a builder state is an
-/// enum of 32 bytes on 64-bit targets.
+/// targets a union state gains as it is patched (four bytes each): a
+/// builder state is an enum of at most 32 bytes on 64-bit targets.
 const STATE: usize = 64;
 
 /// What one byte-range transition of a sparse state takes.
@@ -96,13 +96,13 @@ mod tests {
     }
 
     #[test]
-    fn every_bundled_kind_of_expression_is_bounded_below_the_limit() {
+    fn expressions_of_the_bundled_rules_fit_without_building() {
         for source in [
-            r"(?i)insufficient (cpu|memory|[a-z.]+/gpu)",
-            r"Back-off pulling image|ErrImagePull|ImagePullBackOff",
-            r#"(?i)(manifest (for .+ )?(not found|unknown))|repository .+ not found"#,
-            r"exit code (\d+)",
-            r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            r"^(0/[0-9]+ nodes are available|No nodes are available that match)",
+            r"(?m)^\s*[0-9]+\s+D",
+            r"(?i)exceeded quota: |failed quota: ",
+            r"low on resource: memory|had condition: \[[^\]]*MemoryPressure",
+            r"unknown blob|blob unknown|file integrity checksum failed|failed size validation|unexpected commit digest|filesystem layer verification failed|readlink \S+: invalid argument|blobs/sha256:[0-9a-f]+ not found",
         ] {
             let bound = program_bound(&hir(source));
             assert!(bound <= super::super::SIZE_LIMIT, "{source}: {bound}");
@@ -113,8 +113,14 @@ mod tests {
     #[test]
     fn large_programs_are_left_to_building() {
         // Unicode word characters, repeated: the bound exceeds the limit,
-        // so the program is built to tell.
-        for source in [r"\w{50}", r"(?i)\w+\s+\w+", r"[\p{L}\p{N}]{20,30}"] {
+        // so the program is built to tell. So it is for 3 of the bundled
+        // rules' 67 expressions, the last one of them.
+        for source in [
+            r"\w{50}",
+            r"(?i)\w+\s+\w+",
+            r"[\p{L}\p{N}]{20,30}",
+            r"(maximum|minimum) [\w./-]+ usage per (Container|Pod|PersistentVolumeClaim) is ",
+        ] {
             assert!(
                 program_bound(&hir(source)) > super::super::SIZE_LIMIT,
                 "{source}"
