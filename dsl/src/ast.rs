@@ -20,7 +20,7 @@ impl RuleSet {
     /// The inputs declared.
     pub fn inputs(&self) -> impl Iterator<Item = &InputDecl> {
         self.items.iter().filter_map(|item| match item {
-            Item::Input(input) => Some(input),
+            Item::Input(input) => Some(input.as_ref()),
             _ => None,
         })
     }
@@ -28,7 +28,7 @@ impl RuleSet {
     /// The facts declared.
     pub fn facts(&self) -> impl Iterator<Item = &FactDecl> {
         self.items.iter().filter_map(|item| match item {
-            Item::Fact(fact) => Some(fact),
+            Item::Fact(fact) => Some(fact.as_ref()),
             _ => None,
         })
     }
@@ -36,7 +36,7 @@ impl RuleSet {
     /// The symptoms declared.
     pub fn symptoms(&self) -> impl Iterator<Item = &Symptom> {
         self.items.iter().filter_map(|item| match item {
-            Item::Symptom(symptom) => Some(symptom),
+            Item::Symptom(symptom) => Some(symptom.as_ref()),
             _ => None,
         })
     }
@@ -44,7 +44,7 @@ impl RuleSet {
     /// The checks declared at the top level, to be shared between symptoms.
     pub fn checks(&self) -> impl Iterator<Item = &Check> {
         self.items.iter().filter_map(|item| match item {
-            Item::Check(check) => Some(check),
+            Item::Check(check) => Some(check.as_ref()),
             _ => None,
         })
     }
@@ -52,7 +52,7 @@ impl RuleSet {
     /// The causes declared.
     pub fn causes(&self) -> impl Iterator<Item = &Cause> {
         self.items.iter().filter_map(|item| match item {
-            Item::Cause(cause) => Some(cause),
+            Item::Cause(cause) => Some(cause.as_ref()),
             _ => None,
         })
     }
@@ -60,7 +60,7 @@ impl RuleSet {
     /// The extensions of symptoms and causes declared elsewhere.
     pub fn extensions(&self) -> impl Iterator<Item = &Extension> {
         self.items.iter().filter_map(|item| match item {
-            Item::Extend(extension) => Some(extension),
+            Item::Extend(extension) => Some(extension.as_ref()),
             _ => None,
         })
     }
@@ -68,29 +68,31 @@ impl RuleSet {
     /// The tests declared.
     pub fn tests(&self) -> impl Iterator<Item = &Test> {
         self.items.iter().filter_map(|item| match item {
-            Item::Test(test) => Some(test),
+            Item::Test(test) => Some(test.as_ref()),
             _ => None,
         })
     }
 }
 
-/// A top-level declaration.
+/// A top-level declaration. Each is boxed: declarations differ much in
+/// size, and a large knowledge base moves hundreds of thousands of them
+/// from each file's list into one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Item {
     /// `input pod "…"`
-    Input(InputDecl),
+    Input(Box<InputDecl>),
     /// `fact phase: string "…" { … }`
-    Fact(FactDecl),
+    Fact(Box<FactDecl>),
     /// `symptom pod-pending "…" { … }`
-    Symptom(Symptom),
+    Symptom(Box<Symptom>),
     /// `check scheduler-running "…" { … }`
-    Check(Check),
+    Check(Box<Check>),
     /// `cause pending.insufficient-resources "…" { … }`
-    Cause(Cause),
+    Cause(Box<Cause>),
     /// `test "…" { … }`
-    Test(Test),
+    Test(Box<Test>),
     /// `extend symptom pod-pending { … }`
-    Extend(Extension),
+    Extend(Box<Extension>),
 }
 
 /// A name or id as written.

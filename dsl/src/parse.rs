@@ -364,13 +364,13 @@ impl Builder<'_> {
 
     fn item(&self, pair: Pair<'_, Rule>) -> Result<Item> {
         Ok(match pair.as_rule() {
-            Rule::input_decl => Item::Input(self.input(pair)?),
-            Rule::fact_decl => Item::Fact(self.fact(pair)?),
-            Rule::symptom_decl => Item::Symptom(self.symptom(pair)?),
-            Rule::check_decl => Item::Check(self.check(pair)?),
-            Rule::cause_decl => Item::Cause(self.cause(pair)?),
-            Rule::test_decl => Item::Test(self.test(pair)?),
-            Rule::extend_decl => Item::Extend(self.extension(pair)?),
+            Rule::input_decl => Item::Input(Box::new(self.input(pair)?)),
+            Rule::fact_decl => Item::Fact(Box::new(self.fact(pair)?)),
+            Rule::symptom_decl => Item::Symptom(Box::new(self.symptom(pair)?)),
+            Rule::check_decl => Item::Check(Box::new(self.check(pair)?)),
+            Rule::cause_decl => Item::Cause(Box::new(self.cause(pair)?)),
+            Rule::test_decl => Item::Test(Box::new(self.test(pair)?)),
+            Rule::extend_decl => Item::Extend(Box::new(self.extension(pair)?)),
             _ => return Err(self.internal(&pair, "a declaration")),
         })
     }

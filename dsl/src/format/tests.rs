@@ -879,11 +879,13 @@ fn expects() -> impl Strategy<Value = Expect> {
 
 fn items() -> impl Strategy<Value = Item> {
     prop_oneof![
-        (names(), prop::option::of(texts())).prop_map(|(name, title)| Item::Input(InputDecl {
-            name: ident(&name),
-            title,
-            loc: nowhere(),
-        })),
+        (names(), prop::option::of(texts())).prop_map(|(name, title)| Item::Input(Box::new(
+            InputDecl {
+                name: ident(&name),
+                title,
+                loc: nowhere(),
+            }
+        ))),
         (
             names(),
             types(),
@@ -893,7 +895,7 @@ fn items() -> impl Strategy<Value = Item> {
             prop::option::of(one_line())
         )
             .prop_map(
-                |(name, ty, title, explain, from, gather)| Item::Fact(FactDecl {
+                |(name, ty, title, explain, from, gather)| Item::Fact(Box::new(FactDecl {
                     name: ident(&name),
                     ty,
                     title,
@@ -901,7 +903,7 @@ fn items() -> impl Strategy<Value = Item> {
                     from,
                     gather,
                     loc: nowhere(),
-                })
+                }))
             ),
         (
             ids(),
@@ -910,30 +912,32 @@ fn items() -> impl Strategy<Value = Item> {
             prop::option::of(exprs()),
             prop::collection::vec(checks(1), 0..3)
         )
-            .prop_map(|(id, title, explain, when, checks)| Item::Symptom(Symptom {
-                id,
-                title,
-                explain,
-                when,
-                checks,
-                loc: nowhere(),
-            })),
+            .prop_map(|(id, title, explain, when, checks)| Item::Symptom(Box::new(
+                Symptom {
+                    id,
+                    title,
+                    explain,
+                    when,
+                    checks,
+                    loc: nowhere(),
+                }
+            ))),
         checks(2)
             .prop_filter("a declared check has an id", |c| c.id.is_some())
-            .prop_map(Item::Check),
+            .prop_map(|check| Item::Check(Box::new(check))),
         (
             ids(),
             texts(),
             prop::option::of(texts()),
             prop::collection::vec(fixes(), 0..3)
         )
-            .prop_map(|(id, title, explain, fixes)| Item::Cause(Cause {
+            .prop_map(|(id, title, explain, fixes)| Item::Cause(Box::new(Cause {
                 id,
                 title,
                 explain,
                 fixes,
                 loc: nowhere(),
-            })),
+            }))),
         (
             plain(),
             prop::option::of(prop_oneof![
@@ -943,13 +947,13 @@ fn items() -> impl Strategy<Value = Item> {
             prop::option::of(jsons()),
             prop::collection::vec(expects(), 0..4)
         )
-            .prop_map(|(name, input, given, expects)| Item::Test(Test {
+            .prop_map(|(name, input, given, expects)| Item::Test(Box::new(Test {
                 name,
                 input,
                 given,
                 expects,
                 loc: nowhere(),
-            })),
+            }))),
         (
             any::<bool>(),
             ids(),
@@ -959,7 +963,7 @@ fn items() -> impl Strategy<Value = Item> {
             prop::collection::vec(fixes(), 0..2)
         )
             .prop_map(|(symptom, id, title, explain, checks, fixes)| {
-                Item::Extend(Extension {
+                Item::Extend(Box::new(Extension {
                     kind: if symptom {
                         ExtensionKind::Symptom
                     } else {
@@ -971,7 +975,7 @@ fn items() -> impl Strategy<Value = Item> {
                     checks: if symptom { checks } else { Vec::new() },
                     fixes: if symptom { Vec::new() } else { fixes },
                     loc: nowhere(),
-                })
+                }))
             }),
     ]
 }
