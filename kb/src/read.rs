@@ -22,11 +22,30 @@ const PRUNED_FROM: usize = 1 << 20;
 /// What a large whole document is parsed with, worked out when one comes.
 pub type LazyPruner<'a> = &'a dyn Fn() -> Pruner;
 
+/// The largest text file read whole (a rule file, a manifest, a test's
+/// input, a template): compiling rules takes about twenty times their size
+/// in memory, and a device or an endless file must not take it all.
+pub const MAX_TEXT_FILE_BYTES: usize = 64 << 20;
+
 /// A text file of the user's (rules, a manifest, a template), whole; an
-/// error that names the file, and where it stops being UTF-8.
+/// error that names the file, and where it stops being UTF-8, or that it is
+/// larger than [`MAX_TEXT_FILE_BYTES`].
 pub fn text_file(path: &Path) -> Result<String, String> {
     let name = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{name}`: {e}"))?;
+    let cannot_read = |e: io::Error| format!("cannot read `{name}`: {e}");
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|file| {
+            file.take(MAX_TEXT_FILE_BYTES as u64 + 1)
+                .read_to_end(&mut bytes)
+        })
+        .map_err(cannot_read)?;
+    if bytes.len() > MAX_TEXT_FILE_BYTES {
+        return Err(format!(
+            "`{name}` is larger than {} MiB, the most kb reads of one file; split it",
+            MAX_TEXT_FILE_BYTES >> 20
+        ));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.as_bytes().get(..e.utf8_error().valid_up_to());
         let valid = String::from_utf8_lossy(valid.unwrap_or_default());
@@ -309,11 +328,29 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject<'static
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::indexing_slicing, reason = "tests")]
+    #![expect(clippy::indexing_slicing, clippy::unwrap_used, reason = "tests")]
 
     use std::io::BufReader;
 
     use super::*;
+
+    #[test]
+    fn a_text_file_is_read_up_to_the_limit_and_refused_beyond() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rules.kb");
+        let file = File::create(&path).unwrap();
+        // Sparse files: as long as the limit, then one byte longer.
+        file.set_len(MAX_TEXT_FILE_BYTES as u64).unwrap();
+        assert_eq!(text_file(&path).map(|t| t.len()), Ok(MAX_TEXT_FILE_BYTES));
+        file.set_len(MAX_TEXT_FILE_BYTES as u64 + 1).unwrap();
+        let error = text_file(&path).unwrap_err();
+        assert!(
+            error.ends_with(
+                "rules.kb` is larger than 64 MiB, the most kb reads of one file; split it"
+            ),
+            "{error}"
+        );
+    }
 
     /// Every line of `text`, read through a buffer of `capacity` bytes.
     fn lines(text: &[u8], capacity: usize) -> Vec<Result<Vec<u8>, String>> {

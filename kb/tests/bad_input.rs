@@ -152,6 +152,44 @@ fn rule_files_that_are_empty_or_not_utf8() {
 }
 
 #[test]
+fn rule_files_larger_than_the_limit_are_refused_by_name() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("rules.kb");
+    // Sparse, one byte over 64 MiB: nothing written, all of it to read.
+    let over = (64 << 20) + 1;
+    fs::File::create(&path).unwrap().set_len(over).unwrap();
+    let out = run([OsStr::new("check"), dir.path().as_os_str()]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_contains(
+        &out.stderr,
+        "rules.kb` is larger than 64 MiB, the most kb reads of one file; split it",
+    );
+    let fmt = run([OsStr::new("fmt"), path.as_os_str()]);
+    assert_eq!(fmt.code, 2, "{}", fmt.stderr);
+    assert_contains(&fmt.stderr, "rules.kb` is larger than 64 MiB");
+    assert_eq!(fs::metadata(&path).unwrap().len(), over);
+
+    // A rule file that never ends is refused the same way, not read
+    // until memory runs out.
+    #[cfg(unix)]
+    {
+        let endless = dir.path().join("endless.kb");
+        std::os::unix::fs::symlink("/dev/zero", &endless).unwrap();
+        let fmt = common::finish(
+            common::kb()
+                .args([
+                    OsStr::new("fmt"),
+                    OsStr::new("--check"),
+                    endless.as_os_str(),
+                ])
+                .timeout(std::time::Duration::from_secs(120)),
+        );
+        assert_eq!(fmt.code, 2, "{}", fmt.stderr);
+        assert_contains(&fmt.stderr, "endless.kb` is larger than 64 MiB");
+    }
+}
+
+#[test]
 fn an_enormous_string_literal_is_kept_whole() {
     let title = "Disk full. ".repeat(800_000).trim_end().to_string(); // 8.8 MB
     let rules = format!(
