@@ -46,6 +46,9 @@ pub fn text_file(path: &Path) -> Result<String, String> {
             MAX_TEXT_FILE_BYTES >> 20
         ));
     }
+    if is_utf16(&bytes) {
+        return Err(format!("`{name}` is {UTF16}"));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.as_bytes().get(..e.utf8_error().valid_up_to());
         let valid = String::from_utf8_lossy(valid.unwrap_or_default());
@@ -59,6 +62,18 @@ pub fn text_file(path: &Path) -> Result<String, String> {
             + 1;
         format!("`{name}` is not UTF-8 text: an invalid byte at line {line}, column {column}")
     })
+}
+
+/// A UTF-8 byte order mark, which Windows editors write at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// What is said of a file in UTF-16.
+const UTF16: &str = "UTF-16 text, and kb reads UTF-8 (PowerShell's `>` writes UTF-16; \
+                     `| Out-File -Encoding utf8` writes UTF-8)";
+
+/// Whether `bytes` start with a UTF-16 byte order mark.
+fn is_utf16(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF")
 }
 
 /// An input source: a path, or `-` for standard input.
@@ -148,6 +163,14 @@ pub fn content(
         first_line += 1;
         if read_line(&mut reader, &mut first).map_err(failed)? == 0 {
             return Err(format!("{name}: the input is empty"));
+        }
+        if first_line == 1 {
+            if is_utf16(&first) {
+                return Err(format!("{name}: {UTF16}"));
+            }
+            if first.starts_with(BOM) {
+                first.drain(..BOM.len());
+            }
         }
         if !is_blank(&first) {
             break;

@@ -190,7 +190,8 @@ fn document(loaded: &Loaded, test: &Test) -> Result<Json<'static>, String> {
     let documents = match &test.input {
         Some(TestInput::File(path)) => {
             let text = loaded.read_relative(&test.loc.src.name, &path.value)?;
-            serde_json::Deserializer::from_str(&text)
+            // A byte order mark is passed over, as in `kb eval`'s inputs.
+            serde_json::Deserializer::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text))
                 .into_iter::<Json>()
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("`{}`: invalid JSON: {e}", path.value))?

@@ -486,3 +486,96 @@ cause pending.any "Any" { fix "F" { step "S" } }
         "`deep.json`: invalid JSON: recursion limit exceeded",
     );
 }
+
+#[test]
+fn a_byte_order_mark_is_passed_over_and_utf16_is_refused_with_what_to_do() {
+    let dir = TempDir::new().unwrap();
+    let example = fs::read_to_string(common::example("pending-insufficient-cpu.json")).unwrap();
+    let plain = run([
+        OsStr::new("eval"),
+        common::example("pending-insufficient-cpu.json").as_os_str(),
+    ]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+
+    // As Windows editors save it: the same diagnosis, from a file or stdin.
+    let bom = write(&dir, "bom.json", format!("\u{feff}{example}"));
+    let out = run([OsStr::new("eval"), bom.as_os_str()]);
+    assert_eq!(
+        (out.code, &out.stdout),
+        (0, &plain.stdout),
+        "{}",
+        out.stderr
+    );
+    let out = common::run_stdin(["eval", "-"], format!("\u{feff}{example}"));
+    assert_eq!(
+        (out.code, &out.stdout),
+        (0, &plain.stdout),
+        "{}",
+        out.stderr
+    );
+
+    // A stream's first line too; a broken line is still found at its place.
+    let pod = pod("web", "default").to_string();
+    let stream = write(
+        &dir,
+        "bom.ndjson",
+        format!("\u{feff}{pod}\n{{\"pod\": \n{pod}\n"),
+    );
+    let out = run([
+        OsStr::new("eval"),
+        stream.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let subjects: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(subjects[0]["subject"], "pod default/web", "{}", out.stdout);
+    assert_eq!(subjects[2]["subject"], "pod default/web", "{}", out.stdout);
+    assert_contains(&out.stderr, "bom.ndjson:2:");
+
+    // A file a rule test reads.
+    write(&dir, "kb/pod.json", format!("\u{feff}{pod}"));
+    write(
+        &dir,
+        "kb/rules.kb",
+        r#"input pod "The pod"
+fact phase: string "Phase" { from pod.status.phase }
+symptom pod-running "Running" {
+  when phase == "Running"
+  check "Running?" { if phase == "Running" => running.any }
+}
+cause running.any "Any" { fix "F" { step "S" } }
+test "with a byte order mark" {
+  input "pod.json"
+  expect running.any
+}
+"#,
+    );
+    let out = run([OsStr::new("test"), dir.path().join("kb").as_os_str()]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+
+    // UTF-16, as PowerShell's `>` writes kubectl's output: refused, saying
+    // what it is and how to write UTF-8, for an input and a rule file alike.
+    let utf16 = |text: &str| -> Vec<u8> {
+        let mut bytes = vec![0xFF, 0xFE];
+        bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        bytes
+    };
+    let path = write(&dir, "utf16.json", utf16(&example));
+    let out = run([OsStr::new("eval"), path.as_os_str()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert_contains(
+        &out.stderr,
+        "utf16.json: UTF-16 text, and kb reads UTF-8 (PowerShell's `>` writes UTF-16; `| Out-File -Encoding utf8` writes UTF-8)",
+    );
+    let rules = TempDir::new().unwrap();
+    write(&rules, "rules.kb", utf16("input pod \"The pod\"\n"));
+    let out = run([OsStr::new("check"), rules.path().as_os_str()]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_contains(&out.stderr, "rules.kb` is UTF-16 text, and kb reads UTF-8");
+}
