@@ -210,7 +210,14 @@ pub fn content(
         (Some(Err(error)), _) if !error.is_eof() => error,
         _ => return whole(name, first, first_line, reader, pruner),
     };
-    Err(position(name, first_line, &error))
+    let mut message = position(name, first_line, &error);
+    // Not JSON from its first character: YAML, or what `kubectl describe`
+    // prints, most likely.
+    let blanks = first.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    if error.line() == 1 && error.column() == blanks + 1 {
+        message.push_str("; kb reads JSON, as `kubectl get … -o json` prints it");
+    }
+    Err(message)
 }
 
 /// Reads the rest of a source and parses it as one or more documents.

@@ -579,3 +579,36 @@ test "with a byte order mark" {
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert_contains(&out.stderr, "rules.kb` is UTF-16 text, and kb reads UTF-8");
 }
+
+#[test]
+fn yaml_or_describe_output_is_refused_saying_kb_reads_json() {
+    let dir = TempDir::new().unwrap();
+    // As `kubectl get pod -o yaml` and `kubectl describe pod` print them.
+    let yaml = write(
+        &dir,
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-1\n  namespace: default\nstatus:\n  phase: Pending\n",
+    );
+    let out = run([OsStr::new("eval"), yaml.as_os_str()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert_contains(
+        &out.stderr,
+        "pod.yaml:1:1: invalid JSON: expected value; kb reads JSON, as `kubectl get … -o json` prints it",
+    );
+    let describe =
+        "Name:             web-1\nNamespace:        default\nStatus:           Pending\n";
+    let out = common::run_stdin(["eval", "-"], format!("\n{describe}"));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_contains(&out.stderr, "<stdin>:2:1: invalid JSON");
+    assert_contains(
+        &out.stderr,
+        "kb reads JSON, as `kubectl get … -o json` prints it",
+    );
+
+    // JSON broken further on is only said to be invalid, where it is.
+    let out = common::run_stdin(["eval", "-"], "{\"pod\": {\"status\": Pending}}\n");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_contains(&out.stderr, "<stdin>:1:20: invalid JSON: expected value");
+    assert!(!out.stderr.contains("kb reads JSON"), "{}", out.stderr);
+}
