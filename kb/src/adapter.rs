@@ -99,19 +99,28 @@ struct Objects<'t> {
     namespaces: Vec<Json<'t>>,
 }
 
-/// Splits documents into subjects. `documents` are the top-level JSON values read.
-pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
+/// Splits documents into subjects. `documents` are the top-level JSON values
+/// read; an array of them, as `jq '.items'` prints, is taken as its elements.
+pub fn subjects(mut documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
     let mut objects = Objects::default();
     let mut bundles = Vec::new();
     let mut facts: Vec<Object<'_>> = Vec::new();
-    for document in documents {
+    documents.reverse();
+    while let Some(document) = documents.pop() {
         match document {
+            Json::Array(items) => documents.extend(items.into_iter().rev()),
             Json::Object(map) if map.contains_key("kind") => objects.add(Json::Object(map))?,
             Json::Object(map) if map.keys().any(|k| BUNDLE_KEYS.contains(&k)) => {
                 bundles.push(normalize_bundle(Json::Object(map))?);
             }
             Json::Object(map) => facts.push(map),
-            other => return Err(format!("expected a JSON object, found {}", kind_of(&other))),
+            other => {
+                return Err(format!(
+                    "expected a JSON object (what `kubectl get … -o json` prints, a bundle or \
+                     facts), found {}",
+                    kind_of(&other)
+                ));
+            }
         }
     }
     let assembled = objects.assemble()?;

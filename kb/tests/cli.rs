@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 mod common;
-use common::{Run, example, finish, kb, line_col, run, run_stdin, write};
+use common::{Run, assert_contains, example, finish, kb, line_col, run, run_stdin, write};
 
 // ------------------------------------------------------------------ helpers
 
@@ -570,6 +570,42 @@ fn a_kubectl_list_of_two_pods_is_diagnosed_pod_by_pod() {
     assert!(
         text.stdout
             .contains("pod reco/recommendation-engine-58f7d9c6b-hq2vz\n")
+    );
+}
+
+#[test]
+fn an_array_of_objects_is_read_as_its_items() {
+    // `kubectl get pods,events,nodes -o json | jq '.items'`: the List's
+    // items without the List, diagnosed as the List is.
+    let dir = TempDir::new().unwrap();
+    let list = two_pod_list(false);
+    let from_list = eval_as(&write(&dir, "list.json", compact(&list)), "json");
+    let array = write(&dir, "items.json", compact(&list["items"]));
+    let out = eval_as(&array, "json");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, from_list.stdout);
+    assert_eq!(json_lines(&out.stdout).len(), 2, "{}", out.stdout);
+
+    // A pod in one file, its events as a bare array in another.
+    let bundle = read_json(&fixture("crash-loop/liveness-probe.json"));
+    let pod = write(&dir, "pod.json", compact(&bundle["pod"]));
+    let events = write(&dir, "events.json", compact(&bundle["events"]));
+    let out = run([
+        OsStr::new("eval"),
+        pod.as_os_str(),
+        events.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(confirmed(&one_json(&out)), ["crash.liveness-probe"]);
+
+    // What is neither an object nor an array of them is refused, saying what is read.
+    let out = run_stdin(["eval", "-"], "[1]");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_contains(
+        &out.stderr,
+        "expected a JSON object (what `kubectl get … -o json` prints, a bundle or facts), found a number",
     );
 }
 
@@ -1169,8 +1205,8 @@ fn bad_inputs_exit_2_with_a_clear_message() {
         ),
         (
             "array.json",
-            b"[{\"kind\": \"Pod\"}]".to_vec(),
-            vec!["an array"],
+            b"[\"report-builder\", 3]".to_vec(),
+            vec!["found a string"],
         ),
         (
             "string.json",
