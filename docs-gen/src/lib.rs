@@ -46,7 +46,14 @@ pub enum Error {
     Io(PathBuf, std::io::Error),
     /// A page's path would leave the output folder.
     Path(String),
+    /// The output folder holds what `kb docs` did not write, so replacing it
+    /// could lose the user's files: the path, and why.
+    Occupied(PathBuf, &'static str),
 }
+
+/// A file in every site `kb docs` writes, so that writing the site again
+/// may replace the folder: a folder without it is someone else's.
+pub const MARKER: &str = ".kb-docs";
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -54,6 +61,9 @@ impl fmt::Display for Error {
             Self::Template(message) => write!(f, "template error: {message}"),
             Self::Io(path, error) => write!(f, "cannot write `{}`: {error}", path.display()),
             Self::Path(path) => write!(f, "refusing to write `{path}` outside the output folder"),
+            Self::Occupied(path, why) => {
+                write!(f, "refusing to replace `{}`: {why}", path.display())
+            }
         }
     }
 }
@@ -61,24 +71,33 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// Writes pages into `out`, all or nothing: they go to a fresh folder beside
-/// `out`, which then replaces it. A failed run leaves `out` as it was.
+/// `out`, which then takes its place. A failed run leaves `out` as it was.
+/// Only a new or empty folder, or one written by this function before (it
+/// holds [`MARKER`]), is replaced: never a folder of the user's.
 pub fn write_site(out: &Path, pages: &[Page]) -> Result<(), Error> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |e| Error::Io(path, e)
     };
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+    // `.`, `..` and `site/` named by what they are, so that the staging
+    // folder goes beside the output and not inside it.
+    let out = std::path::absolute(out).map_err(io(out))?;
+    let out = match out.canonicalize() {
+        Ok(real) => real,
+        Err(_) => out.components().collect(),
     };
-    std::fs::create_dir_all(&parent).map_err(io(&parent))?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| String::from("site"));
-    let staging = parent.join(format!(".{name}.kb-docs-{}", std::process::id()));
+    replaceable(&out)?;
+    let (Some(parent), Some(name)) = (out.parent(), out.file_name()) else {
+        return Err(Error::Occupied(out, "it has no folder to write beside"));
+    };
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    let name = name.to_string_lossy();
+    let pid = std::process::id();
+    let staging = parent.join(format!(".{name}.kb-docs-{pid}"));
+    let previous = parent.join(format!(".{name}.kb-docs-previous-{pid}"));
     let _ = std::fs::remove_dir_all(&staging);
     let result = (|| {
+        std::fs::create_dir_all(&staging).map_err(io(&staging))?;
         for page in pages {
             let relative = safe_relative(&page.path)?;
             let path = staging.join(relative);
@@ -87,15 +106,54 @@ pub fn write_site(out: &Path, pages: &[Page]) -> Result<(), Error> {
             }
             std::fs::write(&path, &page.content).map_err(io(&path))?;
         }
-        if out.exists() {
-            std::fs::remove_dir_all(out).map_err(io(out))?;
+        let marker = staging.join(MARKER);
+        std::fs::write(
+            &marker,
+            "Written by `kb docs`, which replaces this folder as a whole.\n",
+        )
+        .map_err(io(&marker))?;
+        if !out.exists() {
+            return std::fs::rename(&staging, &out).map_err(io(&out));
         }
-        std::fs::rename(&staging, out).map_err(io(out))
+        // The previous site is moved aside, and back if the new one cannot
+        // take its place.
+        std::fs::rename(&out, &previous).map_err(io(&out))?;
+        if let Err(error) = std::fs::rename(&staging, &out) {
+            let _ = std::fs::rename(&previous, &out);
+            return Err(Error::Io(out.clone(), error));
+        }
+        let _ = std::fs::remove_dir_all(&previous);
+        Ok(())
     })();
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
     result
+}
+
+/// Whether `out` (absolute, and real where it exists) may be replaced: it
+/// does not exist, or is an empty folder, or one a site was written to.
+fn replaceable(out: &Path) -> Result<(), Error> {
+    let Ok(meta) = std::fs::symlink_metadata(out) else {
+        return Ok(());
+    };
+    let occupied = |why| Err(Error::Occupied(out.to_path_buf(), why));
+    if !meta.is_dir() {
+        return occupied("it is not a folder");
+    }
+    let here = std::env::current_dir().and_then(|d| d.canonicalize());
+    if here.is_ok_and(|here| here.starts_with(out)) {
+        return occupied("it holds the current folder");
+    }
+    let empty = std::fs::read_dir(out)
+        .map_err(|e| Error::Io(out.to_path_buf(), e))?
+        .next()
+        .is_none();
+    if empty || out.join(MARKER).is_file() {
+        Ok(())
+    } else {
+        occupied("it holds files `kb docs` did not write; give a new or empty folder")
+    }
 }
 
 /// A page path that stays inside the output folder.

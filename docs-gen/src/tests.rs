@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use kb_engine::{KnowledgeBase, Lang};
 
-use crate::{Book, Example, Page, Templates, html, write_site};
+use crate::{Book, Example, MARKER, Page, Templates, html, write_site};
 
 const RULES: &str = r#"
 input disk "The output of `df -P /`, parsed"
@@ -171,20 +171,14 @@ fn templates_can_be_overridden_by_name_and_unknown_names_are_refused() {
 fn a_site_is_written_whole_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
-    std::fs::create_dir_all(&out).unwrap();
-    std::fs::write(out.join("old.md"), "previous site").unwrap();
-    let good = Page {
-        path: String::from("en/index.md"),
-        content: String::from("# new"),
+    let page = |path: &str, content: &str| Page {
+        path: path.to_owned(),
+        content: content.to_owned(),
     };
+    write_site(&out, &[page("old.md", "previous site")]).unwrap();
+    let good = page("en/index.md", "# new");
     for bad in ["../escape.md", "/etc/passwd", "en/../../x.md", ""] {
-        let pages = vec![
-            good.clone(),
-            Page {
-                path: bad.to_owned(),
-                content: String::new(),
-            },
-        ];
+        let pages = vec![good.clone(), page(bad, "")];
         let error = write_site(&out, &pages).err().unwrap();
         assert!(
             error.to_string().contains("outside the output folder"),
@@ -211,4 +205,58 @@ fn a_site_is_written_whole_or_not_at_all() {
         std::fs::read_to_string(out.join("en/index.md")).unwrap(),
         "# new"
     );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, ["site"], "the previous site is not left behind");
+}
+
+#[test]
+fn only_a_new_or_empty_folder_or_a_site_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = [Page {
+        path: String::from("en/index.md"),
+        content: String::from("# runbooks"),
+    }];
+    // A folder of the user's, and a file: left as they are.
+    let mine = dir.path().join("notes");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("todo.md"), "mine").unwrap();
+    let file = dir.path().join("notes.md");
+    std::fs::write(&file, "mine too").unwrap();
+    for (out, why) in [
+        (
+            &mine,
+            "it holds files `kb docs` did not write; give a new or empty folder",
+        ),
+        (&file, "it is not a folder"),
+    ] {
+        let error = write_site(out, &pages).err().unwrap().to_string();
+        assert!(error.starts_with("refusing to replace `"), "{error}");
+        assert!(error.ends_with(why), "{error}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(mine.join("todo.md")).unwrap(),
+        "mine"
+    );
+    assert!(!mine.join("en").exists());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine too");
+
+    // An empty folder, then the site written there, by any name of it.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    write_site(&empty, &pages).unwrap();
+    assert!(empty.join(MARKER).is_file());
+    write_site(&empty.join("../empty/"), &pages).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(empty.join("en/index.md")).unwrap(),
+        "# runbooks"
+    );
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["empty", "notes", "notes.md"]);
 }

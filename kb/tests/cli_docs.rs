@@ -93,6 +93,57 @@ fn docs_with_a_template_override_uses_it_and_refuses_unknown_names() {
 }
 
 #[test]
+fn docs_never_replaces_a_folder_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "mine").unwrap();
+    let mine = dir.path().join("docs");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("design.md"), "mine too").unwrap();
+
+    // The current folder, and a folder of the user's: refused, untouched.
+    let here = common::finish(
+        common::kb()
+            .args(["docs", "--out", "."])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(here.code, 2, "{}", here.stderr);
+    assert!(
+        here.stderr.contains("it holds the current folder"),
+        "{}",
+        here.stderr
+    );
+    let theirs = common::run(["docs", "--out", mine.to_str().unwrap()]);
+    assert_eq!(theirs.code, 2, "{}", theirs.stderr);
+    assert!(
+        theirs
+            .stderr
+            .contains("it holds files `kb docs` did not write; give a new or empty folder"),
+        "{}",
+        theirs.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("design.md")).unwrap(),
+        "mine too"
+    );
+    assert!(!mine.join("en").exists());
+
+    // A site it wrote is replaced whole: Markdown, then HTML in its place.
+    let site = dir.path().join("site");
+    for html in [false, true] {
+        let mut args = vec!["docs", "--out", site.to_str().unwrap()];
+        args.extend(html.then_some("--html"));
+        let run = common::run(args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    assert!(site.join("en/symptoms/pod-pending.html").is_file());
+    assert!(!site.join("en/symptoms/pod-pending.md").exists());
+}
+
+#[test]
 fn a_failed_docs_run_leaves_the_previous_site_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");

@@ -15,7 +15,8 @@ use crate::rule_tests;
 /// Arguments of `kb docs`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The folder to write; it is replaced as a whole, only once every page is ready.
+    /// The folder to write: a new or empty one, or a site `kb docs` wrote before, which is
+    /// replaced as a whole once every page is ready.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Write a static HTML site instead of Markdown.
