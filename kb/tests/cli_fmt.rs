@@ -119,6 +119,18 @@ fn fmt_rewrites_a_messy_file_once_and_then_leaves_it() {
     assert_eq!(check.stdout, "");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_stays_one_and_the_file_it_points_to_is_formatted() {
+    let dir = folder(&[("shared/disk.kb", MESSY)]);
+    let link = dir.path().join("disk.kb");
+    std::os::unix::fs::symlink("shared/disk.kb", &link).unwrap();
+    let result = run([OsStr::new("fmt"), link.as_os_str()]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(read(&dir.path().join("shared/disk.kb")), TIDY);
+}
+
 #[test]
 fn check_lists_what_would_change_and_changes_nothing() {
     let dir = folder(&[("a/messy.kb", MESSY), ("b/tidy.kb", TIDY)]);

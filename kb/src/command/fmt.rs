@@ -128,8 +128,11 @@ fn format_file(path: &Path, check: bool) -> Result<Outcome, Failure> {
 }
 
 /// Writes a file through a temporary file in the same folder, renamed over
-/// it, so the file is never half written. Its permissions are kept.
+/// it, so the file is never half written. Its permissions are kept, and a
+/// symbolic link stays one: the file it points to is written.
 fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let real = fs::canonicalize(path);
+    let path = real.as_deref().unwrap_or(path);
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
