@@ -119,6 +119,25 @@ fn fmt_rewrites_a_messy_file_once_and_then_leaves_it() {
     assert_eq!(check.stdout, "");
 }
 
+#[test]
+fn windows_line_endings_are_kept() {
+    // As git checks files out on Windows (`core.autocrlf`).
+    let crlf = |text: &str| text.replace('\n', "\r\n");
+    let dir = folder(&[("tidy.kb", &crlf(TIDY)), ("messy.kb", &crlf(MESSY))]);
+    let check = run([
+        OsStr::new("fmt"),
+        OsStr::new("--check"),
+        dir.path().as_os_str(),
+    ]);
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    let messy = dir.path().join("messy.kb");
+    assert_eq!(check.stdout.trim(), messy.display().to_string());
+    let result = run([OsStr::new("fmt"), dir.path().as_os_str()]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(read(&messy), crlf(TIDY));
+    assert_eq!(read(&dir.path().join("tidy.kb")), crlf(TIDY));
+}
+
 #[cfg(unix)]
 #[test]
 fn a_symbolic_link_stays_one_and_the_file_it_points_to_is_formatted() {

@@ -117,6 +117,7 @@ fn format_file(path: &Path, check: bool) -> Result<Outcome, Failure> {
     let name = path.display().to_string();
     let text = crate::read::text_file(path).map_err(Failure::Io)?;
     let formatted = kb_dsl::format(&text, &name).map_err(|e| Failure::Syntax(e.problems))?;
+    let formatted = with_line_endings_of(&text, formatted);
     if formatted == text {
         return Ok(Outcome::Unchanged);
     }
@@ -125,6 +126,18 @@ fn format_file(path: &Path, check: bool) -> Result<Outcome, Failure> {
             .map_err(|e| Failure::Io(format!("cannot write `{name}`: {e}")))?;
     }
     Ok(Outcome::Changed)
+}
+
+/// `formatted` with Windows line endings when `text`'s first line has one:
+/// git checks rule files out so on Windows (`core.autocrlf`), and they must
+/// not all count as unformatted there.
+fn with_line_endings_of(text: &str, formatted: String) -> String {
+    let first_line = text.split_inclusive('\n').next().unwrap_or_default();
+    if first_line.ends_with("\r\n") {
+        formatted.replace('\n', "\r\n")
+    } else {
+        formatted
+    }
 }
 
 /// Writes a file through a temporary file in the same folder, renamed over
