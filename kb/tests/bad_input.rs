@@ -52,6 +52,22 @@ fn eval_json(kb: &Path, input: &Path) -> (Run, Value) {
     (out, value)
 }
 
+/// `kb eval STREAM --format json`, each line of the output parsed.
+fn eval_stream(stream: &Path) -> (Run, Vec<Value>) {
+    let out = run([
+        OsStr::new("eval"),
+        stream.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    let lines = out
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    (out, lines)
+}
+
 fn confirmed(diagnosis: &Value) -> Vec<&str> {
     diagnosis["causes"]
         .as_array()
@@ -424,18 +440,8 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
         "stream.ndjson",
         format!("{small}\n{huge}\n{small}\n{huge}\n{small}\n"),
     );
-    let out = run([
-        OsStr::new("eval"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let (out, lines) = eval_stream(&path);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    let lines: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
     assert_eq!(lines.len(), 5, "{}", out.stdout);
     for (i, line) in lines.iter().enumerate() {
         assert_eq!(line["line"], i + 1, "{line}");
@@ -521,18 +527,8 @@ fn a_byte_order_mark_is_passed_over_and_utf16_is_refused_with_what_to_do() {
         "bom.ndjson",
         format!("\u{feff}{pod}\n{{\"pod\": \n{pod}\n"),
     );
-    let out = run([
-        OsStr::new("eval"),
-        stream.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let (out, subjects) = eval_stream(&stream);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    let subjects: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert_eq!(subjects[0]["subject"], "pod default/web", "{}", out.stdout);
     assert_eq!(subjects[2]["subject"], "pod default/web", "{}", out.stdout);
     assert_contains(&out.stderr, "bom.ndjson:2:");

@@ -107,19 +107,12 @@ fn docs_never_replaces_a_folder_it_did_not_write() {
             .current_dir(dir.path()),
     );
     assert_eq!(here.code, 2, "{}", here.stderr);
-    assert!(
-        here.stderr.contains("it holds the current folder"),
-        "{}",
-        here.stderr
-    );
+    common::assert_contains(&here.stderr, "it holds the current folder");
     let theirs = common::run(["docs", "--out", mine.to_str().unwrap()]);
     assert_eq!(theirs.code, 2, "{}", theirs.stderr);
-    assert!(
-        theirs
-            .stderr
-            .contains("it holds files `kb docs` did not write; give a new or empty folder"),
-        "{}",
-        theirs.stderr
+    common::assert_contains(
+        &theirs.stderr,
+        "it holds files `kb docs` did not write; give a new or empty folder",
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
