@@ -79,13 +79,10 @@ pub fn write_site(out: &Path, pages: &[Page]) -> Result<(), Error> {
         let path = path.to_path_buf();
         move |e| Error::Io(path, e)
     };
-    // `.`, `..` and `site/` named by what they are, so that the staging
-    // folder goes beside the output and not inside it.
+    // `.` and `..` named by what they are, so that the staging folder goes
+    // beside the output and not inside it.
     let out = std::path::absolute(out).map_err(io(out))?;
-    let out = match out.canonicalize() {
-        Ok(real) => real,
-        Err(_) => out.components().collect(),
-    };
+    let out = out.canonicalize().unwrap_or(out);
     replaceable(&out)?;
     let (Some(parent), Some(name)) = (out.parent(), out.file_name()) else {
         return Err(Error::Occupied(out, "it has no folder to write beside"));

@@ -496,11 +496,9 @@ cause pending.any "Any" { fix "F" { step "S" } }
 #[test]
 fn a_byte_order_mark_is_passed_over_and_utf16_is_refused_with_what_to_do() {
     let dir = TempDir::new().unwrap();
-    let example = fs::read_to_string(common::example("pending-insufficient-cpu.json")).unwrap();
-    let plain = run([
-        OsStr::new("eval"),
-        common::example("pending-insufficient-cpu.json").as_os_str(),
-    ]);
+    let example_path = common::example("pending-insufficient-cpu.json");
+    let example = fs::read_to_string(&example_path).unwrap();
+    let plain = run([OsStr::new("eval"), example_path.as_os_str()]);
     assert_eq!(plain.code, 0, "{}", plain.stderr);
 
     // As Windows editors save it: the same diagnosis, from a file or stdin.
