@@ -107,6 +107,16 @@ pub struct Evidence {
     pub facts: Vec<FactSeen>,
 }
 
+/// Every fact of a knowledge base as an input gives or derives it
+/// ([`crate::KnowledgeBase::facts_of`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct FactsOf {
+    /// In declaration order.
+    pub facts: Vec<FactSeen>,
+    /// What was found amiss in the input, as in [`Diagnosis::warnings`].
+    pub warnings: Vec<String>,
+}
+
 /// A fact as a condition saw it.
 #[derive(Debug, Clone, Serialize)]
 pub struct FactSeen {

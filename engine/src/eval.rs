@@ -7,6 +7,7 @@ use crate::diagnosis::*;
 use crate::expr::{Eval, ExprId, Scope};
 use crate::json::Json;
 use crate::kb::*;
+use crate::misread::{Misread, Misreads};
 use crate::template::command_text;
 use crate::types::Ty;
 use crate::value::{Truth, Value};
@@ -94,10 +95,15 @@ impl KnowledgeBase {
             .collect()
     }
 
-    /// Every fact of the knowledge base, as this input gives or derives it.
-    pub fn facts_of(&self, input: &Input<'_>) -> Vec<FactSeen> {
+    /// Every fact of the knowledge base, as this input gives or derives it,
+    /// and what computing them found amiss in the input.
+    pub fn facts_of(&self, input: &Input<'_>) -> FactsOf {
         let mut run = Run::new(self, input);
-        (0..self.facts.len()).map(|i| run.seen(FactId(i))).collect()
+        let facts = (0..self.facts.len()).map(|i| run.seen(FactId(i))).collect();
+        FactsOf {
+            facts,
+            warnings: run.take_warnings(),
+        }
     }
 }
 
@@ -160,6 +166,8 @@ struct Run<'a> {
     /// Facts the condition being evaluated has read.
     reading: Vec<FactId>,
     warnings: Vec<String>,
+    /// Values the rules read in another shape than the input gives them.
+    misreads: Misreads<'a>,
     /// How many derivations are being evaluated, one inside another.
     depth: usize,
 }
@@ -179,11 +187,12 @@ impl<'a> Scope<'a> for Run<'a> {
         self.value(id)
     }
 
-    fn input(&mut self, id: InputId) -> Value<'a> {
-        match self.input.roots.get(id.0) {
-            Some(Some(json)) => Value::from_json(json),
-            _ => Value::Unknown,
-        }
+    fn input(&mut self, id: InputId) -> Option<&'a Json<'a>> {
+        self.input.roots.get(id.0).copied().flatten()
+    }
+
+    fn misread(&mut self, misread: Misread<'a>) {
+        self.misreads.add(misread);
     }
 }
 
@@ -195,6 +204,7 @@ impl<'a> Run<'a> {
             memo: vec![Slot::Untouched; kb.facts.len()],
             reading: Vec::new(),
             warnings: input.warnings.clone(),
+            misreads: Misreads::default(),
             depth: 0,
         }
     }
@@ -472,8 +482,17 @@ impl<'a> Run<'a> {
             symptoms,
             causes,
             missing,
-            warnings: std::mem::take(&mut self.warnings),
+            warnings: self.take_warnings(),
         }
+    }
+
+    /// What the input's binding and the evaluation found amiss in it.
+    fn take_warnings(&mut self) -> Vec<String> {
+        let roots = self.kb.inputs.iter().zip(&self.input.roots);
+        let roots = roots.filter_map(|(info, root)| Some((info.name.as_str(), (*root)?)));
+        let mut warnings = std::mem::take(&mut self.warnings);
+        warnings.extend(self.misreads.warnings(roots));
+        warnings
     }
 
     /// Evaluates a check's branches and passes the path on along those that hold.

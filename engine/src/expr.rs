@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::json::Json;
 use crate::kb::{FactId, InputId};
+use crate::misread::{Misread, Read};
 use crate::pattern::Pattern;
 use crate::value::{Elements, Truth, Value};
 
@@ -315,8 +316,11 @@ pub(crate) enum Cmp {
 pub(crate) trait Scope<'a> {
     /// The value of a fact, recording that the current condition read it.
     fn fact(&mut self, id: FactId) -> Value<'a>;
-    /// A top-level document of the input.
-    fn input(&mut self, id: InputId) -> Value<'a>;
+    /// A top-level document of the input, if it was given.
+    fn input(&mut self, id: InputId) -> Option<&'a Json<'a>>;
+    /// The rules read a value of the input in another shape than it has: a
+    /// field of a string, the elements of an object. Worth a warning.
+    fn misread(&mut self, misread: Misread<'a>);
 }
 
 pub(crate) struct Eval<'s, 'a, S: Scope<'a>> {
@@ -343,12 +347,39 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                     .collect(),
             ),
             CExpr::Fact(id) => self.scope.fact(id),
-            CExpr::Input(id) => self.scope.input(id),
+            CExpr::Input(id) => self
+                .scope
+                .input(id)
+                .map_or(Value::Unknown, Value::from_json),
             CExpr::Element => self.elements.last().cloned().unwrap_or(Value::Unknown),
             CExpr::Path(of, names) => {
-                let mut value = self.eval(of);
+                // The piece of the input the value was read from, if any: a
+                // number or bool read there is no longer JSON, and this
+                // names its place should the rules read a field of it.
+                let mut node = match exprs.get(of) {
+                    Some(&CExpr::Input(id)) => self.scope.input(id),
+                    _ => None,
+                };
+                let mut value = node.map_or_else(|| self.eval(of), Value::from_json);
                 for &name in exprs.names(names) {
-                    value = field(&value, exprs.str(name));
+                    let name = exprs.str(name);
+                    if let Value::Json(Json::Object(object)) = value {
+                        node = object.get(name);
+                        value = node.map_or(Value::Absent, Value::from_json);
+                        continue;
+                    }
+                    let mut scalar = None;
+                    let next = field(&value, name, &mut scalar);
+                    if let Some((found, at)) = scalar {
+                        let whole = value.elements().is_none();
+                        self.scope.misread(Misread {
+                            found,
+                            node: at.or(node.filter(|_| whole)),
+                            read: Read::Field(name),
+                        });
+                    }
+                    node = None;
+                    value = next;
                 }
                 value
             }
@@ -358,6 +389,10 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                 match (of.elements(), index.as_number()) {
                     (Some(items), Some(i)) => nth(items, i),
                     _ if of.is_unknown() || index.is_unknown() => Value::Unknown,
+                    (None, Some(_)) => {
+                        self.not_a_list(&of);
+                        Value::Absent
+                    }
                     _ => Value::Absent,
                 }
             }
@@ -382,7 +417,10 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                             .collect();
                         Value::List(kept)
                     }
-                    None => of,
+                    None => {
+                        self.not_a_list(&of);
+                        of
+                    }
                 }
             }
             CExpr::Not(e) => truth(!self.eval(e).truth()),
@@ -439,6 +477,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             CExpr::Count(list, predicate) => {
                 let list = self.eval(list);
                 let Some(items) = list.elements() else {
+                    self.not_a_list(&list);
                     return if matches!(list, Value::Absent) {
                         Value::Number(0.0)
                     } else {
@@ -531,6 +570,20 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
         }
     }
 
+    /// Tells the scope of a value read as a list that is none.
+    fn not_a_list(&mut self, value: &Value<'a>) {
+        if !matches!(value, Value::Unknown | Value::Absent) {
+            self.scope.misread(Misread {
+                found: value.clone(),
+                node: match value {
+                    Value::Json(node) => Some(node),
+                    _ => None,
+                },
+                read: Read::List,
+            });
+        }
+    }
+
     fn with_element(&mut self, element: Value<'a>, expr: ExprId) -> Value<'a> {
         self.elements.push(element);
         let value = self.eval(expr);
@@ -554,6 +607,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             return truth(result);
         }
         let Some(items) = list.elements() else {
+            self.not_a_list(&list);
             return Value::Unknown;
         };
         for item in items {
@@ -577,18 +631,22 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             _ => None,
         };
         let Some((of, predicate)) = filtered else {
-            return match self.eval(list) {
-                Value::Unknown => Value::Unknown,
-                value => value
-                    .elements()
-                    .and_then(|mut items| end.take(&mut items))
-                    .unwrap_or(Value::Absent),
+            let value = self.eval(list);
+            let Some(mut items) = value.elements() else {
+                self.not_a_list(&value);
+                return if value.is_unknown() {
+                    Value::Unknown
+                } else {
+                    Value::Absent
+                };
             };
+            return end.take(&mut items).unwrap_or(Value::Absent);
         };
         let of = self.eval(of);
         let Some(mut items) = of.elements() else {
             // What a filter of something else than a list gives, `of` itself,
             // has no end.
+            self.not_a_list(&of);
             return if of.is_unknown() {
                 Value::Unknown
             } else {
@@ -629,15 +687,29 @@ fn truth(t: Truth) -> Value<'static> {
 }
 
 /// `value.name`; over a list, the field of every element that has it.
-fn field<'a>(value: &Value<'a>, name: &str) -> Value<'a> {
+/// Sets `scalar` to the first string, number or bool it is read of, and
+/// where it is in the input when that is known.
+fn field<'a>(
+    value: &Value<'a>,
+    name: &str,
+    scalar: &mut Option<(Value<'a>, Option<&'a Json<'a>>)>,
+) -> Value<'a> {
     match value {
         Value::Json(Json::Object(map)) => map.get(name).map_or(Value::Absent, Value::from_json),
         Value::Unknown => Value::Unknown,
         _ => match value.elements() {
             Some(items) => {
                 let mut out = Vec::new();
-                for item in items {
-                    match field(&item, name) {
+                for (i, item) in items.enumerate() {
+                    let first = scalar.is_none();
+                    let found = field(&item, name, scalar);
+                    // A number or bool of a list in the input is found there.
+                    if let (true, Some((_, at @ None)), Value::Json(Json::Array(list))) =
+                        (first, scalar.as_mut(), value)
+                    {
+                        *at = list.get(i);
+                    }
+                    match found {
                         Value::Absent => {}
                         found => match found.elements() {
                             Some(inner) => out.extend(inner),
@@ -647,7 +719,16 @@ fn field<'a>(value: &Value<'a>, name: &str) -> Value<'a> {
                 }
                 Value::List(out.into())
             }
-            None => Value::Absent,
+            None => {
+                if !matches!(value, Value::Absent) && scalar.is_none() {
+                    let at = match value {
+                        Value::Json(json) => Some(*json),
+                        _ => None,
+                    };
+                    *scalar = Some((value.clone(), at));
+                }
+                Value::Absent
+            }
         },
     }
 }

@@ -31,6 +31,7 @@ mod expr;
 pub mod json;
 pub mod kb;
 mod lazy;
+mod misread;
 pub mod needs;
 mod pattern;
 mod snapshot;

@@ -389,6 +389,71 @@ fn given_facts_override_derived_ones_and_wrong_types_are_unknown() {
 }
 
 #[test]
+fn values_in_another_shape_than_the_rules_read_are_warned_of_by_their_place() {
+    let kb = kb(PENDING);
+    let warnings = |input: Json| eval(&kb, &input).warnings;
+    let fine = json!({"pod": pod("Pending"), "events": [{"reason": "FailedScheduling"}]});
+    assert!(warnings(fine).is_empty());
+    let null = json!({"pod": {"metadata": null, "status": null}, "events": null});
+    assert!(warnings(null).is_empty());
+
+    // A string, its place and value named, with the fields read of it (the
+    // symptom does not hold, and nothing else is read).
+    assert_eq!(
+        warnings(json!({"pod": {"metadata": {"name": "web-1"}, "status": "Pending"}})),
+        ["`pod.status` is a string (\"Pending\"), where the rules read its field `phase`"]
+    );
+    // A number in an object, though no longer JSON once read (the pod's name,
+    // read for the command of the cause confirmed), and a list element read
+    // in a filter.
+    let d = eval(
+        &kb,
+        &json!({"pod": {"metadata": 5, "status": {"phase": "Pending"}}, "events": [
+            {"reason": "FailedScheduling", "message": "0/3 nodes are available: 3 Insufficient cpu."},
+            "FailedScheduling"
+        ]}),
+    );
+    assert_eq!(status(&d, "c.full"), Some(Status::Confirmed));
+    assert_eq!(
+        d.warnings,
+        [
+            "`events[1]` is a string (\"FailedScheduling\"), where the rules read its field `reason`",
+            "`pod.metadata` is a number (5), where the rules read its field `name`",
+        ]
+    );
+    // Elements read of what is not a list; a long string shown in part.
+    let long = "Insufficient cpu. ".repeat(10);
+    assert_eq!(
+        warnings(
+            json!({"pod": {"status": {"phase": "Pending", "containerStatuses": {"restartCount": 9}}}, "events": long})
+        ),
+        [
+            "`events` is a string (\"Insufficient cpu. Insufficient cpu. Insu…\"), where the rules read a list",
+            "`pod.status.containerStatuses` is an object, where the rules read a list",
+        ]
+    );
+    // Many: the first told, the rest counted (`last` reads from the end).
+    let events: Vec<Json> = (0..10).map(|i| json!(format!("event {i}"))).collect();
+    let many = warnings(json!({"pod": pod("Pending"), "events": events}));
+    assert_eq!(many.len(), 4, "{many:?}");
+    assert_eq!(
+        many[0],
+        "`events[9]` is a string (\"event 9\"), where the rules read its field `reason`"
+    );
+    assert_eq!(
+        many[3],
+        "and in 7 more places, the input is not shaped as the rules read it"
+    );
+    // Numbers and bools read as list elements have no place once read; what
+    // they are is said once.
+    let events: Vec<Json> = (0..10).map(|i| json!(i)).collect();
+    assert_eq!(
+        warnings(json!({"pod": pod("Pending"), "events": events})),
+        ["the input has a number (9) where the rules read its field `reason`"]
+    );
+}
+
+#[test]
 fn unknown_keys_of_the_input_are_reported_not_dropped() {
     let kb = kb(PENDING);
     let d = eval(
@@ -434,7 +499,7 @@ fn an_unknown_fact_in_a_command_becomes_a_placeholder() {
 fn facts_of_an_input_have_states() {
     let kb = kb(PENDING);
     let input = json!({"pod": pod("Pending")});
-    let facts = kb.facts_of(&kb.bind(&input.into()));
+    let facts = kb.facts_of(&kb.bind(&input.into())).facts;
     let state = |name: &str| facts.iter().find(|f| f.name == name).unwrap().state;
     assert_eq!(state("phase"), FactState::Known);
     assert_eq!(state("restarts"), FactState::Absent);

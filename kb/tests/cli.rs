@@ -1372,6 +1372,134 @@ fn wrong_types_at_every_fact_path_are_warnings_not_crashes() {
 }
 
 #[test]
+fn objects_and_lists_given_as_scalars_are_warned_of_by_their_place() {
+    /// Every object and list below the top, by JSON pointer and as kb names
+    /// it (events by any index: kb reads them oldest first).
+    fn containers(value: &Value, pointer: &str, path: &str, out: &mut Vec<(String, String)>) {
+        let below: Vec<(String, String, &Value)> = match value {
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| {
+                    let dot = if path.is_empty() { "" } else { "." };
+                    (format!("{pointer}/{k}"), format!("{path}{dot}{k}"), v)
+                })
+                .collect(),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let index = if path == "events" {
+                        String::from("*")
+                    } else {
+                        i.to_string()
+                    };
+                    (format!("{pointer}/{i}"), format!("{path}[{index}]"), v)
+                })
+                .collect(),
+            _ => return,
+        };
+        for (pointer, path, value) in below {
+            if value.is_object() || value.is_array() {
+                out.push((pointer.clone(), path.clone()));
+                containers(value, &pointer, &path, out);
+            }
+        }
+    }
+    /// What was decided: the symptoms and causes with their status, the facts missing.
+    fn decided(diagnosis: &Value) -> String {
+        let ids = |key: &str| {
+            array(&diagnosis[key])
+                .iter()
+                .map(|x| format!("{}:{}", x["id"], x["status"]))
+                .collect::<Vec<_>>()
+        };
+        format!(
+            "{:?} {:?} {:?}",
+            ids("symptoms"),
+            ids("causes"),
+            missing_facts(diagnosis)
+        )
+    }
+    let scalars = [
+        (json!("x"), "a string (\"x\")"),
+        (json!(5), "a number (5)"),
+        (json!(true), "a bool (true)"),
+    ];
+    let mut changed = 0;
+    for bundle_path in [
+        example("pending-insufficient-cpu.json"),
+        example("crash-loop-oomkilled.json"),
+        fixture("crash-loop/liveness-probe.json"),
+        fixture("image-pull/not-found.json"),
+        fixture("container-creating/volume-mount-secret-init.json"),
+        fixture("terminating/finalizers.json"),
+    ] {
+        let bundle = read_json(&bundle_path);
+        let mut places = Vec::new();
+        containers(&bundle, "", "", &mut places);
+        // The bundle, then each variant, as one stream.
+        let mut lines = vec![compact(&bundle)];
+        let mut variants = Vec::new();
+        for (pointer, path) in &places {
+            for (scalar, shown) in &scalars {
+                let mut variant = bundle.clone();
+                *variant.pointer_mut(pointer).unwrap() = scalar.clone();
+                lines.push(compact(&variant));
+                variants.push((path, *shown));
+            }
+        }
+        let out = run_stdin(["eval", "-", "--format", "json"], lines.join("\n"));
+        let results = json_lines(&out.stdout);
+        assert_eq!(results.len(), lines.len(), "{}", out.stderr);
+        let original = &results[0];
+        assert_eq!(array(&original["warnings"]).len(), 0, "{original}");
+        for ((path, shown), result) in variants.iter().zip(&results[1..]) {
+            // `events` of another type is an error of its line.
+            if let Some(error) = result.get("error") {
+                assert_eq!(**path, "events", "{error}");
+                continue;
+            }
+            if decided(result) == decided(original) {
+                continue;
+            }
+            changed += 1;
+            // Told by place; numbers and bools read as list elements have
+            // none, and are told by what they are.
+            let warnings = compact(&result["warnings"])
+                .replace("events[", "events[#")
+                .replace("\\\"", "\"");
+            let warnings = warnings
+                .split("events[#")
+                .enumerate()
+                .map(|(i, part)| match i {
+                    0 => part.to_string(),
+                    _ => format!(
+                        "events[*{}",
+                        part.trim_start_matches(|c: char| c.is_ascii_digit())
+                    ),
+                })
+                .collect::<String>();
+            let placed = format!("`{path}` is {shown}");
+            let unplaced = format!("the input has {shown}");
+            let fact_typed = "should be";
+            assert!(
+                warnings.contains(&placed)
+                    || (!shown.starts_with("a string") && warnings.contains(&unplaced))
+                    || warnings.contains(fact_typed),
+                "{} with {path} {shown}: {} → {}; {warnings}",
+                bundle_path.display(),
+                decided(original),
+                decided(result)
+            );
+        }
+    }
+    assert!(
+        changed > 50,
+        "only {changed} variants changed the diagnosis"
+    );
+}
+
+#[test]
 fn commands_quote_what_comes_from_the_cluster_and_never_evaluate_it() {
     let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
     bundle["pod"]["metadata"]["name"] = json!("x{{ 7*7 }}");
@@ -1940,6 +2068,30 @@ fn facts_lists_what_the_rules_see() {
             .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["phase", "\"Pending\""]),
         "{}",
         text.stdout
+    );
+
+    assert_eq!(array(&d["warnings"]).len(), 0);
+
+    // What `kb eval` would warn of, `kb facts` says too, as it shows the
+    // facts it concerns.
+    let mut bundle = read_json(&path);
+    bundle["pod"]["status"]["phase"] = json!(["Pending"]);
+    bundle["pod"]["spec"] = json!("web");
+    let out = run_stdin(["facts", "-", "--json"], compact(&bundle));
+    let d = one_json(&out);
+    let warnings = compact(&d["warnings"]);
+    assert_contains(
+        &warnings,
+        "fact `phase` should be string, but the input has a list",
+    );
+    assert_contains(
+        &warnings,
+        r#"`pod.spec` is a string (\"web\"), where the rules read its fields"#,
+    );
+    let text = run_stdin(["facts", "-"], compact(&bundle));
+    assert_contains(
+        &text.stdout,
+        "\n  warning: `pod.spec` is a string (\"web\")",
     );
 
     let bad = run_stdin(["facts", "-"], "[1]");

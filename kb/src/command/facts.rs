@@ -25,7 +25,8 @@ pub struct Args {
 struct SubjectFacts<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     subject: Option<&'a str>,
-    facts: Vec<FactSeen>,
+    facts: &'a [FactSeen],
+    warnings: &'a [String],
 }
 
 /// Runs `kb facts`.
@@ -40,19 +41,24 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
     let mut out = crate::output::text_stdout();
     for subject in &subjects {
         let input = kb.bind(&subject.document);
-        let facts = kb.facts_of(&input);
+        let seen = kb.facts_of(&input);
+        let facts = &seen.facts;
         if args.json {
             let record = SubjectFacts {
                 subject: subject.label.as_deref(),
                 facts,
+                warnings: &seen.warnings,
             };
             let _ = serde_json::to_writer_pretty(&mut out, &record);
             let _ = writeln!(out);
             continue;
         }
         let _ = writeln!(out, "{}", subject.label.as_deref().unwrap_or("input"));
+        for warning in &seen.warnings {
+            let _ = writeln!(out, "  warning: {warning}");
+        }
         let width = facts.iter().map(|f| f.name.len()).max().unwrap_or(0);
-        for fact in &facts {
+        for fact in facts {
             let shown = match (&fact.state, &fact.value) {
                 (FactState::Known, Some(value)) => value.to_string(),
                 (FactState::Absent, _) => String::from("(absent)"),
