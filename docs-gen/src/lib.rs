@@ -25,7 +25,7 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 pub use html::html;
-pub use templates::Templates;
+pub use templates::{Templates, clip};
 pub use view::{Book, Example};
 
 /// A generated file, relative to the output folder.

@@ -157,6 +157,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("md", escape_markdown);
     env.add_filter("code", code_span);
     env.add_filter("fence", code_block);
+    env.add_filter("clip", |s: String| clip(&s).into_owned());
     env.add_filter("cell", |s: String| s.replace('|', "\\|").replace('\n', " "));
     env.add_filter("inline", |s: String| s.replace('\n', " "));
     env.add_filter("anchor", |s: String| s.replace('.', "-"));
@@ -204,6 +205,18 @@ fn escape_into(out: &mut String, text: &str) {
 
 fn longest_backtick_run(text: &str) -> usize {
     text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// How many characters of a value from the input are shown to people.
+const SHOWN_CHARS: usize = 200;
+
+/// A value from the input as people are shown it: its first 200 characters
+/// and `…`; a list of five thousand containers' states is for `--format json`.
+pub fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((end, _)) => format!("{}…", text.get(..end).unwrap_or_default()).into(),
+        None => text.into(),
+    }
 }
 
 /// A code span whose fence is longer than any backtick run inside it.

@@ -469,6 +469,40 @@ fn markdown_of_a_healthy_pod_says_nothing_matched() {
     );
 }
 
+#[test]
+fn long_values_are_cut_for_people_and_whole_in_json() {
+    // A pod of 300 containers, all in CrashLoopBackOff.
+    let mut bundle = read_json(&example("crash-loop-oomkilled.json"));
+    let status = bundle["pod"]["status"]["containerStatuses"][0].clone();
+    bundle["pod"]["status"]["containerStatuses"] = (0..300)
+        .map(|i| {
+            let mut status = status.clone();
+            status["name"] = json!(format!("worker-{i}"));
+            status
+        })
+        .collect();
+    let input = compact(&bundle);
+    let reasons = |text: &str| text.matches("\"CrashLoopBackOff\"").count();
+    for format in ["text", "markdown"] {
+        let out = run_stdin(["eval", "-", "--format", format], input.clone());
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.contains("waiting_reasons = "))
+            .unwrap_or_else(|| panic!("{format}: no waiting_reasons in {}", out.stdout));
+        assert!(line.contains("…"), "{format}: {line}");
+        assert!(reasons(line) < 20, "{format}: {line}");
+    }
+    let out = run_stdin(["eval", "-", "--format", "json"], input);
+    let d = one_json(&out);
+    let seen = array(&d["symptoms"][0]["evidence"]["facts"])
+        .iter()
+        .find(|f| f["name"] == "waiting_reasons")
+        .unwrap();
+    assert_eq!(array(&seen["value"]).len(), 300);
+}
+
 // ------------------------------------------------------------------ eval: input shapes
 
 #[test]

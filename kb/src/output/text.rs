@@ -158,11 +158,7 @@ pub fn facts_text(facts: &[FactSeen]) -> String {
         .iter()
         .map(|fact| match (&fact.state, &fact.value) {
             (FactState::Known, Some(value)) => {
-                let mut shown = value.to_string();
-                if shown.chars().count() > 200 {
-                    shown = shown.chars().take(200).collect::<String>() + "…";
-                }
-                format!("{} = {shown}", fact.name)
+                format!("{} = {}", fact.name, kb_docs_gen::clip(&value.to_string()))
             }
             (FactState::Absent, _) => format!("{}: absent", fact.name),
             _ => format!("{}: unknown", fact.name),
