@@ -494,6 +494,13 @@ fn long_values_are_cut_for_people_and_whole_in_json() {
         assert!(line.contains("…"), "{format}: {line}");
         assert!(reasons(line) < 20, "{format}: {line}");
     }
+    let facts = run_stdin(["facts", "-"], input.clone());
+    let line = facts
+        .stdout
+        .lines()
+        .find(|l| l.contains("waiting_reasons"))
+        .unwrap();
+    assert!(line.contains("…") && reasons(line) < 20, "{line}");
     let out = run_stdin(["eval", "-", "--format", "json"], input);
     let d = one_json(&out);
     let seen = array(&d["symptoms"][0]["evidence"]["facts"])

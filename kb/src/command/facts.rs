@@ -60,7 +60,9 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
         let width = facts.iter().map(|f| f.name.len()).max().unwrap_or(0);
         for fact in facts {
             let shown = match (&fact.state, &fact.value) {
-                (FactState::Known, Some(value)) => value.to_string(),
+                (FactState::Known, Some(value)) => {
+                    kb_docs_gen::clip(&value.to_string()).into_owned()
+                }
                 (FactState::Absent, _) => String::from("(absent)"),
                 _ => String::from("(unknown)"),
             };
