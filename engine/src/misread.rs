@@ -3,6 +3,7 @@
 //! absent or unknown, and a diagnosis resting on it must say why, naming
 //! the place in the input.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 
 use crate::json::Json;
@@ -38,7 +39,8 @@ const FIELDS_NAMED: usize = 3;
 #[derive(Debug, Default)]
 pub(crate) struct Misreads<'a> {
     told: Vec<Told<'a>>,
-    more: usize,
+    /// The others, each once: by address, or by kind when it has no place.
+    more: HashSet<(usize, &'static str)>,
 }
 
 #[derive(Debug)]
@@ -84,7 +86,10 @@ impl<'a> Misreads<'a> {
                 self.told.len() - 1
             }
             None => {
-                self.more += 1;
+                let address = misread
+                    .node
+                    .map_or(0, |node| std::ptr::from_ref(node).addr());
+                self.more.insert((address, kind));
                 return;
             }
         };
@@ -141,10 +146,11 @@ impl<'a> Misreads<'a> {
                 }
             })
             .collect();
-        if self.more > 0 {
+        let more = self.more.len();
+        if more > 0 {
+            let s = if more == 1 { "" } else { "s" };
             warnings.push(format!(
-                "and in {} more places, the input is not shaped as the rules read it",
-                self.more
+                "and in {more} more place{s}, the input is not shaped as the rules read it"
             ));
         }
         warnings
@@ -210,5 +216,43 @@ fn push_key(path: &mut String, key: &str) {
         path.push_str(key);
     } else {
         let _ = write!(path, "[{}]", serde_json::Value::from(key));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::indexing_slicing, reason = "tests")]
+
+    use super::*;
+
+    #[test]
+    fn places_past_the_first_are_counted_once_each_however_often_read() {
+        let input = Json::from(serde_json::json!({"pod": ["a", "b", "c", "d", "e"]}));
+        let Json::Object(object) = &input else {
+            unreachable!()
+        };
+        let Some(Json::Array(items)) = object.get("pod") else {
+            unreachable!()
+        };
+        let mut misreads = Misreads::default();
+        for name in ["name", "uid", "name"] {
+            for item in items {
+                misreads.add(Misread {
+                    found: Value::Json(item),
+                    node: Some(item),
+                    read: Read::Field(name),
+                });
+            }
+        }
+        let warnings = misreads.warnings([("input", &input)].into_iter());
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert_eq!(
+            warnings[0],
+            "`input.pod[0]` is a string (\"a\"), where the rules read its fields `name`, `uid`"
+        );
+        assert_eq!(
+            warnings[3],
+            "and in 2 more places, the input is not shaped as the rules read it"
+        );
     }
 }
