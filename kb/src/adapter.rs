@@ -76,6 +76,8 @@ pub struct Subject<'t> {
     pub label: Option<String>,
     /// The document the knowledge base reads.
     pub document: Json<'t>,
+    /// What was left out of what was given, and why.
+    pub warnings: Vec<String>,
 }
 
 const BUNDLE_KEYS: &[&str] = &["pod", "events", "node", "owner", "namespace", "facts"];
@@ -140,6 +142,7 @@ pub fn subjects(mut documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String
             .map(|map| Subject {
                 label: None,
                 document: Json::Object(map),
+                warnings: Vec::new(),
             })
             .collect());
     }
@@ -237,7 +240,12 @@ fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
             .filter(|n| n.is_object())
             .map(|namespace| label("namespace", namespace))
     };
-    Ok(Subject { label, document })
+    let warnings = keep_own_events(&mut document).into_iter().collect();
+    Ok(Subject {
+        label,
+        document,
+        warnings,
+    })
 }
 
 impl<'t> Objects<'t> {
@@ -328,6 +336,7 @@ impl<'t> Objects<'t> {
                 subjects.push(Subject {
                     label: Some(label),
                     document: Json::Object(bundle),
+                    warnings: Vec::new(),
                 });
             }
         } else if !self.owners.is_empty() {
@@ -348,6 +357,7 @@ impl<'t> Objects<'t> {
                 subjects.push(Subject {
                     label: Some(label(&kind, owner)),
                     document: Json::Object(bundle),
+                    warnings: Vec::new(),
                 });
             }
         } else {
@@ -359,6 +369,7 @@ impl<'t> Objects<'t> {
                 subjects.push(Subject {
                     label: Some(label("namespace", namespace)),
                     document: Json::Object(bundle),
+                    warnings: Vec::new(),
                 });
             }
         }
@@ -383,6 +394,74 @@ impl<'t> Objects<'t> {
             bundle.insert("events", Json::Array(events));
         }
     }
+}
+
+/// Leaves out of a bundle the events about other objects than its pod and
+/// the pod's owners, and says so: `kubectl get events` lists a whole
+/// namespace's, and another pod's `FailedScheduling` is no evidence about
+/// this one. Events that name no object are kept, and so are those that
+/// name the pod with another uid (one of the same name before it, or a
+/// bundle put together by hand).
+fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
+    let pod = document.get("pod").filter(|pod| pod.is_object())?;
+    let meta = at(pod, "/metadata");
+    if at(meta, "/uid").as_str().is_none() && at(meta, "/name").as_str().is_none() {
+        return None;
+    }
+    let owner = document.get("owner").filter(|owner| owner.is_object());
+    let Some(Json::Array(events)) = document.get("events") else {
+        return None;
+    };
+    let own: Vec<bool> = events
+        .iter()
+        .map(|event| {
+            let about = regarding(event);
+            let names_nothing =
+                at(about, "/uid").as_str().is_none() && at(about, "/name").as_str().is_none();
+            names_nothing
+                || involves(event, pod)
+                || names(about, pod)
+                || owner.is_some_and(|owner| involves(event, owner))
+                || owned_by(about, pod)
+        })
+        .collect();
+    let first_other = events.iter().zip(&own).find(|(_, own)| !**own)?.0;
+    let about = regarding(first_other);
+    let (kind, name) = (
+        at(about, "/kind").as_str().unwrap_or("object"),
+        at(about, "/name").as_str().unwrap_or_default(),
+    );
+    let named = match at(about, "/namespace").as_str() {
+        Some(namespace) => format!("{kind} {namespace}/{name}"),
+        None => format!("{kind} {name}"),
+    };
+    let left_out = own.iter().filter(|own| !**own).count();
+    let message = format!(
+        "left out {left_out} of the {} events: they are about other objects than the pod and \
+         its owner (the first about {named})",
+        own.len()
+    );
+    if let Some(Json::Array(events)) = document.get_mut("events") {
+        let mut own = own.into_iter();
+        events.retain(|_| own.next().unwrap_or(true));
+    }
+    Some(message)
+}
+
+/// Whether what an event is about is one of the pod's owners, by uid, or by
+/// kind and name in the pod's namespace.
+fn owned_by(about: &Json<'_>, pod: &Json<'_>) -> bool {
+    let Json::Array(owners) = at(pod, "/metadata/ownerReferences") else {
+        return false;
+    };
+    let (namespace, _) = name_of(pod);
+    owners.iter().any(|owner| {
+        let uid = at(about, "/uid").as_str();
+        (uid.is_some() && uid == at(owner, "/uid").as_str())
+            || (at(about, "/kind") == at(owner, "/kind")
+                && at(about, "/name") == at(owner, "/name")
+                && at(about, "/namespace").as_str().unwrap_or_default() == namespace)
+    })
 }
 
 /// The first of `objects` of each name: a cluster's nodes or namespaces,
@@ -540,10 +619,15 @@ fn involves(event: &Json<'_>, object: &Json<'_>) -> bool {
     ) {
         return a == b;
     }
+    names(regarding, object)
+}
+
+/// Whether what an event is about is an object by kind, namespace and name.
+fn names(about: &Json<'_>, object: &Json<'_>) -> bool {
     let (namespace, name) = name_of(object);
-    at(regarding, "/kind") == at(object, "/kind")
-        && at(regarding, "/name").as_str() == Some(name)
-        && at(regarding, "/namespace").as_str().unwrap_or_default() == namespace
+    at(about, "/kind") == at(object, "/kind")
+        && at(about, "/name").as_str() == Some(name)
+        && at(about, "/namespace").as_str().unwrap_or_default() == namespace
 }
 
 /// The value at a path of object keys written as a JSON pointer (`/metadata/uid`),

@@ -580,6 +580,62 @@ fn two_pod_list(events_first: bool) -> Value {
 }
 
 #[test]
+fn a_bundles_events_about_other_objects_are_left_out_saying_so() {
+    // The scheduler's message in the events only, not in the pod's status.
+    let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
+    bundle["pod"]["status"]["conditions"] = json!([]);
+    let alone = one_json(&run_stdin(["eval", "--format", "json"], compact(&bundle)));
+    // The namespace's events, as `kubectl get events -n analytics -o json`
+    // lists them: another pod's later FailedScheduling, which read as this
+    // pod's would make it a taint, an event of the pod's ReplicaSet (its
+    // owner), and one that names no object.
+    let mut with_others = bundle.clone();
+    let own = bundle["events"][0].clone();
+    let mut other = own.clone();
+    other["involvedObject"]["name"] = json!("etl-runner-5c7f8d9b6-q4wzt");
+    other["involvedObject"]["uid"] = json!("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d");
+    other["series"]["lastObservedTime"] = json!("2026-03-09T09:02:10.118524Z");
+    other["message"] = json!(
+        "0/3 nodes are available: 3 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+    let mut of_owner = own.clone();
+    of_owner["involvedObject"] = json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "report-builder-7d9c5b6f4",
+        "namespace": "analytics", "uid": "b3f1a6c2-0d8e-4a57-8c19-6e2f4d7a9b31"
+    });
+    of_owner["reason"] = json!("SuccessfulCreate");
+    let mut nameless = own.clone();
+    nameless["involvedObject"] = json!({});
+    nameless["reason"] = json!("NotTriggerScaleUp");
+    nameless["message"] = json!("pod didn't trigger scale-up: 1 max node group size reached");
+    with_others["events"] = json!([own, other, of_owner, nameless]);
+    // Read whole, and as a stream's line, keeping only what the rules read.
+    for stream in [false, true] {
+        let line = compact(&with_others);
+        let out = if stream {
+            run_stdin(["eval", "--format", "json"], format!("{line}\n{line}\n"))
+        } else {
+            run_stdin(["eval", "--format", "json"], line)
+        };
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let d = if stream {
+            json_lines(&out.stdout).remove(0)
+        } else {
+            one_json(&out)
+        };
+        assert_eq!(confirmed(&d), ["pending.insufficient-resources"], "{d}");
+        assert_eq!(d["causes"], alone["causes"]);
+        assert_eq!(
+            array(&d["warnings"]),
+            &[json!(
+                "left out 1 of the 4 events: they are about other objects than the pod and its \
+                 owner (the first about Pod analytics/etl-runner-5c7f8d9b6-q4wzt)"
+            )]
+        );
+    }
+}
+
+#[test]
 fn a_kubectl_list_of_two_pods_is_diagnosed_pod_by_pod() {
     let dir = TempDir::new().unwrap();
     for events_first in [false, true] {

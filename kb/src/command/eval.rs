@@ -327,6 +327,9 @@ impl Context<'_> {
         let mut out = Vec::new();
         let input = self.kb.bind(&subject.document);
         let mut diagnosis = self.kb.evaluate(&input, self.lang);
+        diagnosis
+            .warnings
+            .splice(0..0, subject.warnings.iter().cloned());
         let matched = !diagnosis.symptoms.is_empty();
         if let Some(cause) = self.why_not {
             let ways = self.kb.why_not(&input, cause, self.lang);

@@ -41,7 +41,8 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
     let mut out = crate::output::text_stdout();
     for subject in &subjects {
         let input = kb.bind(&subject.document);
-        let seen = kb.facts_of(&input);
+        let mut seen = kb.facts_of(&input);
+        seen.warnings.splice(0..0, subject.warnings.iter().cloned());
         let facts = &seen.facts;
         if args.json {
             let record = SubjectFacts {
