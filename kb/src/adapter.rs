@@ -419,8 +419,7 @@ fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
             let names_nothing =
                 at(about, "/uid").as_str().is_none() && at(about, "/name").as_str().is_none();
             names_nothing
-                || involves(event, pod)
-                || names(about, pod)
+                || about_pod(about, pod)
                 || owner.is_some_and(|owner| involves(event, owner))
                 || owned_by(about, pod)
         })
@@ -446,6 +445,25 @@ fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
         events.retain(|_| own.next().unwrap_or(true));
     }
     Some(message)
+}
+
+/// Whether what an event is about is a bundle's pod: by uid, or by name,
+/// and by kind and namespace where both say them (a pod written by hand may
+/// leave them out).
+fn about_pod(about: &Json<'_>, pod: &Json<'_>) -> bool {
+    let uid = at(about, "/uid").as_str();
+    if uid.is_some() && uid == at(pod, "/metadata/uid").as_str() {
+        return true;
+    }
+    let agree = |a: Option<&str>, b: Option<&str>| a.is_none() || b.is_none() || a == b;
+    let name = at(about, "/name").as_str();
+    name.is_some()
+        && name == at(pod, "/metadata/name").as_str()
+        && agree(at(about, "/kind").as_str(), Some("Pod"))
+        && agree(
+            at(about, "/namespace").as_str(),
+            at(pod, "/metadata/namespace").as_str(),
+        )
 }
 
 /// Whether what an event is about is one of the pod's owners, by uid, or by
@@ -619,15 +637,10 @@ fn involves(event: &Json<'_>, object: &Json<'_>) -> bool {
     ) {
         return a == b;
     }
-    names(regarding, object)
-}
-
-/// Whether what an event is about is an object by kind, namespace and name.
-fn names(about: &Json<'_>, object: &Json<'_>) -> bool {
     let (namespace, name) = name_of(object);
-    at(about, "/kind") == at(object, "/kind")
-        && at(about, "/name").as_str() == Some(name)
-        && at(about, "/namespace").as_str().unwrap_or_default() == namespace
+    at(regarding, "/kind") == at(object, "/kind")
+        && at(regarding, "/name").as_str() == Some(name)
+        && at(regarding, "/namespace").as_str().unwrap_or_default() == namespace
 }
 
 /// The value at a path of object keys written as a JSON pointer (`/metadata/uid`),

@@ -633,6 +633,21 @@ fn a_bundles_events_about_other_objects_are_left_out_saying_so() {
             )]
         );
     }
+
+    // A bundle written by hand: a pod without kind, namespace or uid keeps
+    // the events that name it.
+    let by_hand = json!({
+        "pod": {"metadata": {"name": "web-1"}, "status": {"phase": "Pending"}},
+        "events": [
+            {"involvedObject": {"kind": "Pod", "name": "web-1", "namespace": "default"},
+             "reason": "FailedScheduling", "message": CPU_MESSAGE},
+            {"involvedObject": {"kind": "Pod", "name": "web-2", "namespace": "default"},
+             "reason": "FailedScheduling", "message": "0/3 nodes are available: 3 node(s) had untolerated taint {dedicated: gpu}."}
+        ]
+    });
+    let d = one_json(&run_stdin(["eval", "--format", "json"], compact(&by_hand)));
+    assert_eq!(confirmed(&d), ["pending.insufficient-resources"], "{d}");
+    assert_contains(&compact(&d["warnings"]), "left out 1 of the 2 events");
 }
 
 #[test]
