@@ -99,6 +99,9 @@ struct Objects<'t> {
     nodes: Vec<Json<'t>>,
     owners: Vec<Json<'t>>,
     namespaces: Vec<Json<'t>>,
+    /// Kinds kb does not diagnose, as `kubectl get all` gives them (Services,
+    /// autoscalers), with how many of each, in the order first met.
+    left_out: Vec<(String, usize)>,
 }
 
 /// Splits documents into subjects. `documents` are the top-level JSON values
@@ -288,17 +291,21 @@ impl<'t> Objects<'t> {
                 }
             }
             "" => return Err(String::from("an object has a `kind` that is not a string")),
-            other => {
-                return Err(format!(
-                    "kind `{other}` is not something kb diagnoses; give Pods, Events, Nodes, Namespaces or the pods' owners"
-                ));
-            }
+            other => match self.left_out.iter_mut().find(|(kind, _)| kind == other) {
+                Some((_, count)) => *count += 1,
+                None => self.left_out.push((other.to_owned(), 1)),
+            },
         }
         Ok(())
     }
 
     fn assemble(mut self) -> Result<Vec<Subject<'t>>, String> {
         let nothing = self.pods.is_empty() && self.owners.is_empty() && self.namespaces.is_empty();
+        if let (true, Some((kind, _))) = (nothing, self.left_out.first()) {
+            return Err(format!(
+                "kind `{kind}` is not something kb diagnoses; give Pods, Events, Nodes, Namespaces or the pods' owners"
+            ));
+        }
         if nothing {
             if self.events.is_empty() && self.nodes.is_empty() {
                 return Ok(Vec::new());
@@ -371,6 +378,26 @@ impl<'t> Objects<'t> {
                     document: Json::Object(bundle),
                     warnings: Vec::new(),
                 });
+            }
+        }
+        if !self.left_out.is_empty() {
+            let count: usize = self.left_out.iter().map(|(_, n)| n).sum();
+            let kinds: Vec<String> = self
+                .left_out
+                .iter()
+                .map(|(kind, n)| match n {
+                    1 => kind.clone(),
+                    n => format!("{kind} ×{n}"),
+                })
+                .collect();
+            let s = if count == 1 { "" } else { "s" };
+            let warning = format!(
+                "left out {count} object{s} kb does not diagnose ({}): it reads Pods, their \
+                 Events, Nodes and Namespaces, and the pods' owners",
+                kinds.join(", ")
+            );
+            for subject in &mut subjects {
+                subject.warnings.push(warning.clone());
             }
         }
         Ok(subjects)

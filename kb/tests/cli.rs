@@ -580,6 +580,46 @@ fn two_pod_list(events_first: bool) -> Value {
 }
 
 #[test]
+fn kinds_kb_does_not_diagnose_are_left_out_of_a_list_saying_so() {
+    // As `kubectl get all,events -n shop -o json` prints a namespace: the pod
+    // and its events, with Services and an autoscaler kb has no rules for.
+    let bundle = read_json(&example("crash-loop-oomkilled.json"));
+    let alone = one_json(&run_stdin(["eval", "--format", "json"], compact(&bundle)));
+    let service = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": name, "namespace": "shop"},
+               "spec": {"type": "ClusterIP", "ports": [{"port": 80, "targetPort": 8080}]}})
+    };
+    let mut items = vec![
+        bundle["pod"].clone(),
+        service("order-service"),
+        service("order-db"),
+    ];
+    items.push(
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                      "metadata": {"name": "order-service", "namespace": "shop"}}),
+    );
+    items.extend(array(&bundle["events"]).iter().cloned());
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+    let out = run_stdin(["eval", "--format", "json"], compact(&list));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["causes"], alone["causes"]);
+    assert_eq!(
+        array(&d["warnings"]),
+        &[json!(
+            "left out 3 objects kb does not diagnose (Service ×2, HorizontalPodAutoscaler): it \
+             reads Pods, their Events, Nodes and Namespaces, and the pods' owners"
+        )]
+    );
+    // With nothing kb diagnoses, there is nothing to answer.
+    let services = json!({"kind": "List", "items": [service("order-service")]});
+    let out = run_stdin(["eval"], compact(&services));
+    assert_eq!(out.code, 2);
+    assert_contains(&out.stderr, "kind `Service` is not something kb diagnoses");
+}
+
+#[test]
 fn a_bundles_events_about_other_objects_are_left_out_saying_so() {
     // The scheduler's message in the events only, not in the pod's status.
     let mut bundle = read_json(&example("pending-insufficient-cpu.json"));
