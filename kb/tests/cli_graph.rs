@@ -18,7 +18,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 mod common;
-use common::{Run, example, kb, run};
+use common::{Run, example, kb, run, run_stdin};
 
 // ------------------------------------------------------------------ helpers
 
@@ -304,6 +304,36 @@ fn why_not_json_is_the_documented_object() {
             .as_str()
             .unwrap()
             .contains("Insufficient cpu")
+    );
+}
+
+#[test]
+fn why_not_says_what_was_amiss_in_the_input() {
+    // A pod whose container statuses are a string: the way to the memory
+    // limit stops, and the report says why the facts are missing.
+    let text = fs::read_to_string(example("crash-loop-oomkilled.json")).unwrap();
+    let mut bundle: Value = serde_json::from_str(&text).unwrap();
+    bundle["pod"]["status"]["containerStatuses"] = Value::from("order-service: OOMKilled");
+    let args = ["eval", "-", "--why-not", "crash.oom-limit", "--format"];
+    let warning = "`pod.status.containerStatuses` is a string (\"order-service: OOMKilled\"), \
+                   where the rules read a list";
+    // No symptom matches without the statuses: exit 1.
+    let out = run_stdin(args.into_iter().chain(["json"]), bundle.to_string());
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["status"], "unreached", "{report}");
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with(warning)),
+        "{warnings:?}"
+    );
+    let out = run_stdin(args.into_iter().chain(["text"]), bundle.to_string());
+    assert!(
+        out.stdout.contains(&format!("warning: {warning}")),
+        "{}",
+        out.stdout
     );
 }
 

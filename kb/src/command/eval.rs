@@ -344,6 +344,7 @@ impl Context<'_> {
                     None => "unreached",
                 },
                 ways: &ways,
+                warnings: &diagnosis.warnings,
             };
             write_why_not(&mut out, self.format, &report, compact, self.kb, self.lang)?;
             return Ok((out, matched));
@@ -399,6 +400,9 @@ pub struct WhyNotReport<'a> {
     pub status: &'static str,
     /// Every way from a symptom to the cause, evaluated.
     pub ways: &'a [WhyNot],
+    /// What was found amiss in the input, as the diagnosis says it: a way
+    /// may stop for what was left out or misread.
+    pub warnings: &'a [String],
 }
 
 const BOLD: Style = Style::new().bold();
@@ -449,6 +453,9 @@ fn why_not_text(
     match report.line {
         Some(line) => writeln!(out, "{BOLD}{subject}{BOLD:#} {DIM}(line {line}){DIM:#}")?,
         None => writeln!(out, "{BOLD}{subject}{BOLD:#}")?,
+    }
+    for warning in report.warnings {
+        writeln!(out, "  {YELLOW}warning{YELLOW:#}: {warning}")?;
     }
     let title = kb
         .lookup(report.why_not)
