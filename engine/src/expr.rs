@@ -624,34 +624,25 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
     /// == "Failed"])`), elements are tested from that end only until one is
     /// kept, and the list is never made.
     fn end(&mut self, list: ExprId, end: End) -> Value<'a> {
-        let filtered = match self.exprs.get(list) {
+        let (of, predicate) = match self.exprs.get(list) {
             Some(&CExpr::Filter(of, predicate)) if !self.exprs.is_guard(of, predicate) => {
-                Some((of, predicate))
+                (of, Some(predicate))
             }
-            _ => None,
-        };
-        let Some((of, predicate)) = filtered else {
-            let value = self.eval(list);
-            let Some(mut items) = value.elements() else {
-                self.not_a_list(&value);
-                return if value.is_unknown() {
-                    Value::Unknown
-                } else {
-                    Value::Absent
-                };
-            };
-            return end.take(&mut items).unwrap_or(Value::Absent);
+            _ => (list, None),
         };
         let of = self.eval(of);
         let Some(mut items) = of.elements() else {
-            // What a filter of something else than a list gives, `of` itself,
-            // has no end.
+            // Only a list has ends; what a filter of something else gives,
+            // `of` itself, has none.
             self.not_a_list(&of);
             return if of.is_unknown() {
                 Value::Unknown
             } else {
                 Value::Absent
             };
+        };
+        let Some(predicate) = predicate else {
+            return end.take(&mut items).unwrap_or(Value::Absent);
         };
         while let Some(item) = end.take(&mut items) {
             if self.with_element(item.clone(), predicate).truth() == Truth::True {

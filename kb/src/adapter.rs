@@ -427,37 +427,26 @@ impl<'t> Objects<'t> {
 /// the pod's owners, and says so: `kubectl get events` lists a whole
 /// namespace's, and another pod's `FailedScheduling` is no evidence about
 /// this one. Events that name no object are kept, and so are those that
-/// name the pod with another uid (one of the same name before it, or a
-/// bundle put together by hand).
+/// name the pod or an owner with another uid (one of the same name before
+/// it, or a bundle put together by hand).
 fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
     let pod = document.get("pod").filter(|pod| pod.is_object())?;
-    let meta = at(pod, "/metadata");
-    if at(meta, "/uid").as_str().is_none() && at(meta, "/name").as_str().is_none() {
-        return None;
-    }
     let owner = document.get("owner").filter(|owner| owner.is_object());
+    let own_objects = OwnObjects::of(pod, owner)?;
     let Some(Json::Array(events)) = document.get("events") else {
         return None;
     };
-    let own: Vec<bool> = events
-        .iter()
-        .map(|event| {
-            let about = regarding(event);
-            let names_nothing =
-                at(about, "/uid").as_str().is_none() && at(about, "/name").as_str().is_none();
-            names_nothing
-                || about_pod(about, pod)
-                || owner.is_some_and(|owner| involves(event, owner))
-                || owned_by(about, pod)
-        })
-        .collect();
-    let first_other = events.iter().zip(&own).find(|(_, own)| !**own)?.0;
-    let about = regarding(first_other);
+    let is_own = |event: &Json<'_>| own_objects.include(&About::of(event));
+    if events.iter().all(is_own) {
+        return None;
+    }
+    let own: Vec<bool> = events.iter().map(is_own).collect();
+    let first_other = About::of(events.iter().zip(&own).find(|(_, own)| !**own)?.0);
     let (kind, name) = (
-        at(about, "/kind").as_str().unwrap_or("object"),
-        at(about, "/name").as_str().unwrap_or_default(),
+        first_other.kind.unwrap_or("object"),
+        first_other.name.unwrap_or_default(),
     );
-    let named = match at(about, "/namespace").as_str() {
+    let named = match first_other.namespace {
         Some(namespace) => format!("{kind} {namespace}/{name}"),
         None => format!("{kind} {name}"),
     };
@@ -474,39 +463,92 @@ fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
     Some(message)
 }
 
-/// Whether what an event is about is a bundle's pod: by uid, or by name,
-/// and by kind and namespace where both say them (a pod written by hand may
-/// leave them out).
-fn about_pod(about: &Json<'_>, pod: &Json<'_>) -> bool {
-    let uid = at(about, "/uid").as_str();
-    if uid.is_some() && uid == at(pod, "/metadata/uid").as_str() {
-        return true;
-    }
-    let agree = |a: Option<&str>, b: Option<&str>| a.is_none() || b.is_none() || a == b;
-    let name = at(about, "/name").as_str();
-    name.is_some()
-        && name == at(pod, "/metadata/name").as_str()
-        && agree(at(about, "/kind").as_str(), Some("Pod"))
-        && agree(
-            at(about, "/namespace").as_str(),
-            at(pod, "/metadata/namespace").as_str(),
-        )
+/// What an object is, as an event or an owner reference names it.
+#[derive(Default)]
+struct About<'a> {
+    uid: Option<&'a str>,
+    kind: Option<&'a str>,
+    namespace: Option<&'a str>,
+    name: Option<&'a str>,
 }
 
-/// Whether what an event is about is one of the pod's owners, by uid, or by
-/// kind and name in the pod's namespace.
-fn owned_by(about: &Json<'_>, pod: &Json<'_>) -> bool {
-    let Json::Array(owners) = at(pod, "/metadata/ownerReferences") else {
-        return false;
-    };
-    let (namespace, _) = name_of(pod);
-    owners.iter().any(|owner| {
-        let uid = at(about, "/uid").as_str();
-        (uid.is_some() && uid == at(owner, "/uid").as_str())
-            || (at(about, "/kind") == at(owner, "/kind")
-                && at(about, "/name") == at(owner, "/name")
-                && at(about, "/namespace").as_str().unwrap_or_default() == namespace)
-    })
+impl<'a> About<'a> {
+    /// What an event is about.
+    fn of(event: &'a Json<'_>) -> Self {
+        Self::named_by(regarding(event))
+    }
+
+    /// An object reference: `involvedObject`, an owner reference.
+    fn named_by(reference: &'a Json<'_>) -> Self {
+        let field = |key| reference.get(key).and_then(Json::as_str);
+        Self {
+            uid: field("uid"),
+            kind: field("kind"),
+            namespace: field("namespace"),
+            name: field("name"),
+        }
+    }
+
+    /// An object itself, from its metadata.
+    fn object(object: &'a Json<'_>) -> Self {
+        let meta = at(object, "/metadata");
+        let field = |key| meta.get(key).and_then(Json::as_str);
+        Self {
+            uid: field("uid"),
+            kind: at(object, "/kind").as_str(),
+            namespace: field("namespace"),
+            name: field("name"),
+        }
+    }
+}
+
+/// A bundle's pod, its owner and the owners its references name: what its
+/// events may be about.
+struct OwnObjects<'a> {
+    pod: About<'a>,
+    owners: Vec<About<'a>>,
+}
+
+impl<'a> OwnObjects<'a> {
+    /// `None` when the pod has neither uid nor name to tell its events by.
+    fn of(pod: &'a Json<'_>, owner: Option<&'a Json<'_>>) -> Option<Self> {
+        let mut this = About::object(pod);
+        if this.uid.is_none() && this.name.is_none() {
+            return None;
+        }
+        // A pod written by hand may leave its kind out.
+        this.kind = Some("Pod");
+        let mut owners: Vec<About<'a>> = owner.map(About::object).into_iter().collect();
+        if let Json::Array(references) = at(pod, "/metadata/ownerReferences") {
+            owners.extend(references.iter().map(|reference| About {
+                namespace: this.namespace,
+                ..About::named_by(reference)
+            }));
+        }
+        Some(Self { pod: this, owners })
+    }
+
+    /// Whether an event about this is about one of them: any that names no
+    /// object is.
+    fn include(&self, about: &About<'_>) -> bool {
+        if about.uid.is_none() && about.name.is_none() {
+            return true;
+        }
+        std::iter::once(&self.pod)
+            .chain(&self.owners)
+            .any(|own| same(about, own))
+    }
+}
+
+/// Whether two names are of one object: by uid, or by name, with kind and
+/// namespace compared where both give them.
+fn same(a: &About<'_>, b: &About<'_>) -> bool {
+    let agree = |x: Option<&str>, y: Option<&str>| x.is_none() || y.is_none() || x == y;
+    (a.uid.is_some() && a.uid == b.uid)
+        || (a.name.is_some()
+            && a.name == b.name
+            && agree(a.kind, b.kind)
+            && agree(a.namespace, b.namespace))
 }
 
 /// The first of `objects` of each name: a cluster's nodes or namespaces,
