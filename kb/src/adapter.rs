@@ -430,12 +430,12 @@ impl<'t> Objects<'t> {
 /// name the pod or an owner with another uid (one of the same name before
 /// it, or a bundle put together by hand).
 fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
-    let pod = document.get("pod").filter(|pod| pod.is_object())?;
-    let owner = document.get("owner").filter(|owner| owner.is_object());
-    let own_objects = OwnObjects::of(pod, owner)?;
     let Some(Json::Array(events)) = document.get("events") else {
         return None;
     };
+    let pod = document.get("pod").filter(|pod| pod.is_object())?;
+    let owner = document.get("owner").filter(|owner| owner.is_object());
+    let own_objects = OwnObjects::of(pod, owner)?;
     let is_own = |event: &Json<'_>| own_objects.include(&About::of(event));
     if events.iter().all(is_own) {
         return None;

@@ -35,6 +35,14 @@ fn eval_as(path: &Path, format: &str) -> Run {
     ])
 }
 
+/// `kb eval PATHS… --format json`: several files make one input.
+fn eval_json_files(paths: &[&Path]) -> Run {
+    let mut args = vec![OsStr::new("eval")];
+    args.extend(paths.iter().map(|p| p.as_os_str()));
+    args.extend([OsStr::new("--format"), OsStr::new("json")]);
+    run(args)
+}
+
 /// `kb/rules/fixtures/REL`.
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -840,14 +848,7 @@ fn a_pod_its_event_list_and_its_node_list_in_separate_files_make_one_subject() {
         )
         .unwrap(),
     );
-    let out = run([
-        OsStr::new("eval"),
-        pod.as_os_str(),
-        events.as_os_str(),
-        nodes.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_json_files(&[&pod, &events, &nodes]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let d = one_json(&out);
     assert_eq!(
@@ -867,13 +868,7 @@ fn a_pod_its_event_list_and_its_node_list_in_separate_files_make_one_subject() {
     assert_eq!(one_json(&piped), d);
 
     // Without the node, its memory pressure is unknown: only possible.
-    let out = run([
-        OsStr::new("eval"),
-        pod.as_os_str(),
-        events.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
+    let out = eval_json_files(&[&pod, &events]);
     assert_eq!(
         status_of(&one_json(&out), "crash.oom-node"),
         Some("possible")
@@ -889,13 +884,7 @@ fn a_pod_file_and_an_event_list_file_merge_into_one_subject() {
     let event_list = json!({"kind": "EventList", "apiVersion": "v1", "items": bundle["events"]});
     for events in [event_list, bundle["events"].clone()] {
         let events = write(&dir, "events.json", compact(&events));
-        let out = run([
-            OsStr::new("eval"),
-            pod.as_os_str(),
-            events.as_os_str(),
-            OsStr::new("--format"),
-            OsStr::new("json"),
-        ]);
+        let out = eval_json_files(&[&pod, &events]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let d = one_json(&out);
         assert_eq!(d["subject"], "pod shop/web-7c5d9f8b6d-m4x2z");
