@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::diagnosis::*;
-use crate::expr::{Eval, ExprId, Scope};
+use crate::expr::{CExpr, Eval, ExprId, Scope};
 use crate::json::Json;
 use crate::kb::*;
 use crate::misread::{Misread, Misreads};
@@ -207,6 +207,34 @@ impl<'a> Run<'a> {
             misreads: Misreads::default(),
             depth: 0,
         }
+    }
+
+    /// Whether a fact comes from the document: given in it, or derived from
+    /// an input it holds, directly or through the facts its derivation reads.
+    fn comes_from_document(&self, id: FactId) -> bool {
+        let (kb, input) = (self.kb, self.input);
+        let given = |fact: FactId| matches!(input.given.get(fact.0), Some(Some(_)));
+        let held = |root: InputId| matches!(input.roots.get(root.0), Some(Some(_)));
+        let mut seen = vec![false; kb.facts.len()];
+        let (mut facts, mut exprs) = (vec![id], Vec::new());
+        while let Some(fact) = facts.pop() {
+            match seen.get_mut(fact.0) {
+                Some(seen @ false) => *seen = true,
+                _ => continue,
+            }
+            if given(fact) {
+                return true;
+            }
+            exprs.extend(kb.facts.get(fact.0).and_then(|info| info.from));
+            while let Some(expr) = exprs.pop() {
+                match kb.exprs.get(expr) {
+                    Some(&CExpr::Input(root)) if held(root) => return true,
+                    Some(&CExpr::Fact(read)) => facts.push(read),
+                    _ => kb.exprs.each_child(expr, |child| exprs.push(child)),
+                }
+            }
+        }
+        false
     }
 
     /// A fact's value, computed once, when a derivation reads it: what a
@@ -425,11 +453,15 @@ impl<'a> Run<'a> {
                         continue;
                     };
                     let (truth, reading) = self.test(symptom.when);
-                    // A symptom none of whose facts is known has nothing in
-                    // the input speaking for it (a pod symptom on a Namespace).
+                    // A symptom none of whose facts is known from what the
+                    // document holds has nothing in it speaking for it (a pod
+                    // symptom on a Namespace, or on `{}`, where a fact that
+                    // is false without its input is still known).
                     if truth == Truth::False
                         || (truth == Truth::Unknown
-                            && reading.iter().all(|&id| self.value(id).is_unknown()))
+                            && !reading.iter().any(|&id| {
+                                !self.value(id).is_unknown() && self.comes_from_document(id)
+                            }))
                     {
                         continue;
                     }

@@ -606,3 +606,35 @@ fn yaml_or_describe_output_is_refused_saying_kb_reads_json() {
     assert_contains(&out.stderr, "<stdin>:1:20: invalid JSON: expected value");
     assert!(!out.stderr.contains("kb reads JSON"), "{}", out.stderr);
 }
+
+/// A document that holds nothing the rules read gets no symptom, not a guess:
+/// a fact that is false when its input is missing (no node given, so no lost
+/// node) is known, but says nothing about the document. A node that stopped
+/// reporting, given alone, still speaks for the pods that may be on it.
+#[test]
+fn a_document_holding_nothing_the_rules_read_gets_no_symptom() {
+    let eval = |document: String| {
+        let out = common::run_stdin(["eval", "-", "--format", "json"], document.clone());
+        let diagnosis: Value = serde_json::from_str(&out.stdout).expect(&out.stderr);
+        (out.code, diagnosis)
+    };
+    let index_entry =
+        r#"{"file": "01-istio-pilot.json", "why": "all 3 nodes have Insufficient memory"}"#;
+    for document in ["{}", index_entry] {
+        let (code, diagnosis) = eval(document.to_owned());
+        assert_eq!(code, 1, "{document}: {diagnosis}");
+        assert_eq!(diagnosis["symptoms"], json!([]), "{document}");
+        assert_eq!(diagnosis["causes"], json!([]), "{document}");
+    }
+
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("rules/fixtures/unknown/daemonset-node-lost.json");
+    let bundle: Value = serde_json::from_str(&fs::read_to_string(fixture).unwrap()).unwrap();
+    let (code, diagnosis) = eval(json!({ "node": bundle["node"] }).to_string());
+    assert_eq!(code, 0, "{diagnosis}");
+    assert_eq!(diagnosis["symptoms"][0]["id"], "pod-unknown", "{diagnosis}");
+    assert_eq!(
+        diagnosis["symptoms"][0]["status"], "possible",
+        "{diagnosis}"
+    );
+}
