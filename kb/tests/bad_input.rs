@@ -614,7 +614,7 @@ fn yaml_or_describe_output_is_refused_saying_kb_reads_json() {
 #[test]
 fn a_document_holding_nothing_the_rules_read_gets_no_symptom() {
     let eval = |document: String| {
-        let out = common::run_stdin(["eval", "-", "--format", "json"], document.clone());
+        let out = common::run_stdin(["eval", "-", "--format", "json"], document);
         let diagnosis: Value = serde_json::from_str(&out.stdout).expect(&out.stderr);
         (out.code, diagnosis)
     };
