@@ -30,19 +30,20 @@ fn main() -> Result<(), Box<dyn Error>> {
     // In the order `Loaded` keeps files: by name.
     files.sort();
 
+    // The names in one string, so that a start reading them all (to find a
+    // file by name) touches a page or two, not the page of each file's text.
+    let names: String = files.iter().map(|(name, _)| format!("{name}\n")).collect();
     let mut code = format!(
         "/// The name bundled files appear under in diagnostics: `<bundled>/PATH`.\n\
          pub const PREFIX: &str = {PREFIX:?};\n\
-         /// The bundled knowledge base: (`<bundled>/PATH`, contents), PATH\n\
-         /// inside `rules/`.\n\
-         pub static BUNDLED: &[(&str, &str)] = &[\n"
+         /// The names of the bundled files (`<bundled>/PATH`, PATH inside\n\
+         /// `rules/`), one a line, by name.\n\
+         pub static NAMES: &str = {names:?};\n\
+         /// The contents of the bundled files, in the order of [`NAMES`].\n\
+         pub static CONTENTS: &[&str] = &[\n"
     );
-    for (name, path) in &files {
-        writeln!(
-            code,
-            "    ({name:?}, include_str!({:?})),",
-            path.display().to_string()
-        )?;
+    for (_, path) in &files {
+        writeln!(code, "    include_str!({:?}),", path.display().to_string())?;
     }
     code.push_str("];\n");
     std::fs::write(Path::new(&out_dir).join("bundled.rs"), code)?;

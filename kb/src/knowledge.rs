@@ -346,9 +346,10 @@ impl Loaded {
 
 /// Every file of the bundled knowledge base, named `<bundled>/PATH`.
 fn bundled_files() -> Files {
-    bundled::BUNDLED
-        .iter()
-        .map(|(name, text)| (Cow::Borrowed(*name), Cow::Borrowed(*text)))
+    bundled::NAMES
+        .lines()
+        .zip(bundled::CONTENTS)
+        .map(|(name, text)| (Cow::Borrowed(name), Cow::Borrowed(*text)))
         .collect()
 }
 
