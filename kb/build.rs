@@ -32,6 +32,9 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // The names in one string, so that a start reading them all (to find a
     // file by name) touches a page or two, not the page of each file's text.
+    if let Some((name, _)) = files.iter().find(|(name, _)| name.contains('\n')) {
+        return Err(format!("a bundled file's name holds a line break: {name:?}").into());
+    }
     let names: String = files.iter().map(|(name, _)| format!("{name}\n")).collect();
     let mut code = format!(
         "/// The name bundled files appear under in diagnostics: `<bundled>/PATH`.\n\
