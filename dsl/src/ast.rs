@@ -394,8 +394,9 @@ pub enum ExprKind {
     Field(Box<Expr>, String),
     /// `expr["key"]`, `expr[0]` or `expr[condition]`.
     Bracket(Box<Expr>, Box<Expr>),
-    /// `any(list, condition)`
-    Call(Ident, Vec<Expr>),
+    /// `any(list, condition)`. The name is boxed, as calls are few and
+    /// every other kind of expression would be as large as one.
+    Call(Box<Ident>, Vec<Expr>),
     /// `not expr`
     Not(Box<Expr>),
     /// `a and b`, `a == b`, `a contains b`, …

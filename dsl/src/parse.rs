@@ -843,7 +843,7 @@ impl Builder<'_> {
         let loc = self.join(&self.loc(&name), &self.loc(&arguments));
         let (args, below) = self.deep_exprs(arguments.into_inner())?;
         let depth = self.deeper(below, &loc)?;
-        let kind = ExprKind::Call(self.ident(name), args);
+        let kind = ExprKind::Call(Box::new(self.ident(name)), args);
         Ok((Expr { kind, loc }, depth))
     }
 

@@ -751,7 +751,7 @@ fn exprs() -> impl Strategy<Value = Expr> {
                 prop::sample::select(vec!["exists", "any", "coalesce", "f"]),
                 prop::collection::vec(inner.clone(), 0..3)
             )
-                .prop_map(|(name, args)| expr(ExprKind::Call(ident(name), args))),
+                .prop_map(|(name, args)| expr(ExprKind::Call(Box::new(ident(name)), args))),
             inner.clone().prop_map(|e| expr(ExprKind::Not(Box::new(e)))),
             (ops(), inner.clone(), inner).prop_map(|(op, l, r)| expr(ExprKind::Binary(
                 op,
