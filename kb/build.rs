@@ -30,12 +30,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     // In the order `Loaded` keeps files: by name.
     files.sort();
 
-    // The names in one string, so that a start reading them all (to find a
-    // file by name) touches a page or two, not the page of each file's text.
+    // The names in one string, one a line, so that a start reading them all
+    // (to find a file by name) touches a page or two, not the page of each
+    // file's text.
     if let Some((name, _)) = files.iter().find(|(name, _)| name.contains('\n')) {
         return Err(format!("a bundled file's name holds a line break: {name:?}").into());
     }
-    let names: String = files.iter().map(|(name, _)| format!("{name}\n")).collect();
+    let names: String = files.iter().flat_map(|(name, _)| [name, "\n"]).collect();
     let mut code = format!(
         "/// The name bundled files appear under in diagnostics: `<bundled>/PATH`.\n\
          pub const PREFIX: &str = {PREFIX:?};\n\
