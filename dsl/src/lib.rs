@@ -24,6 +24,6 @@ pub mod problem;
 pub mod source;
 
 pub use format::format;
-pub use parse::{Broken, MAX_EXPR_DEPTH, MAX_NESTING, ParseErrors, parse};
+pub use parse::{Broken, MAX_EXPR_DEPTH, MAX_NESTING, ParseErrors, parse, parse_source};
 pub use problem::{Code, Problem, Severity};
 pub use source::{Loc, Source};

@@ -27,7 +27,13 @@ pub const MAX_EXPR_DEPTH: usize = 128;
 
 /// Parses one rule file. Every problem in it is reported, not only the first.
 pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, ParseErrors> {
-    let src = Source::new(name.to_owned(), text.to_owned());
+    parse_source(Source::new(name.to_owned(), text.to_owned()))
+}
+
+/// [`parse`] of a source the caller already holds: the syntax tree's
+/// locations share it rather than a copy of its text.
+pub fn parse_source(src: Arc<Source>) -> std::result::Result<RuleSet, ParseErrors> {
+    let text = &*src.text;
     if let Some((at, what)) = too_deep_at(text) {
         return Err(ParseErrors {
             problems: vec![too_deep(&src, at, what)],

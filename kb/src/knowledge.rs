@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use kb_dsl::{Broken, Code, Loc, Problem, Source, ast::RuleSet};
 use kb_engine::KnowledgeBase;
@@ -187,7 +188,8 @@ pub struct Loaded {
     pub kb: KnowledgeBase,
     /// The manifest, if there is one.
     pub manifest: Option<Manifest>,
-    /// Every file of the knowledge base by path, for tests that read fixtures.
+    /// The bundled files by path, for tests that read fixtures; those of a
+    /// folder are read from it when asked for.
     files: Files,
     /// Where it lives; `None` for the bundled one.
     pub root: Option<PathBuf>,
@@ -221,16 +223,12 @@ impl Loaded {
     /// built.
     pub fn bundled() -> Result<Self, LoadError> {
         Self::bundled_with(|files| {
-            let sources = files
-                .iter()
-                .filter(|(name, _)| name.ends_with(".kb"))
-                .map(|(name, text)| Source::new(name.clone(), text.clone()));
             let (texts, rest) = BUNDLED_PARTS;
-            match KnowledgeBase::from_checked_parts(texts, rest, sources) {
+            match KnowledgeBase::from_checked_parts(texts, rest, rule_files(files)) {
                 Ok(kb) => Ok(kb),
                 // The rules did not compile when `kb` was built: compiling
                 // them now reports why.
-                Err(_) => compile(rule_files(files)),
+                Err(_) => compile_sources(rule_files(files), false),
             }
         })
     }
@@ -238,7 +236,7 @@ impl Loaded {
     /// The bundled knowledge base compiled from its rule files now, as
     /// [`Loaded::bundled`] was when `kb` was built.
     pub fn bundled_from_source() -> Result<Self, LoadError> {
-        Self::bundled_with(|files| compile(rule_files(files)))
+        Self::bundled_with(|files| compile_sources(rule_files(files), false))
     }
 
     /// The bundled files and manifest, with the knowledge base `kb_of` makes
@@ -279,7 +277,8 @@ impl Loaded {
             None
         };
         let selection = Selection::new(manifest.as_ref())?;
-        let mut files = BTreeMap::new();
+        // By path, the order they are compiled in.
+        let mut rule_sources = BTreeMap::new();
         for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
             let entry = entry
                 .map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", dir.display())))?;
@@ -296,9 +295,10 @@ impl Loaded {
                 continue;
             }
             let text = crate::read::text_file(path).map_err(LoadError::Other)?;
-            files.insert(Cow::Owned(path.display().to_string()), Cow::Owned(text));
+            let name = path.display().to_string();
+            rule_sources.insert(name.clone(), Source::new(name, text));
         }
-        if files.is_empty() {
+        if rule_sources.is_empty() {
             let selected = match &manifest {
                 Some(m) if m.include != default_include() || !m.exclude.is_empty() => {
                     " selected by `include` and `exclude` of kb.toml"
@@ -310,15 +310,16 @@ impl Loaded {
                 dir.display()
             )));
         }
-        let extends = manifest.as_ref().and_then(|m| m.extends);
-        let kb = match extends {
+        // The folder's own files are read from it again when a test names
+        // one: only the bundled files are kept.
+        let sources = rule_sources.into_values();
+        let (kb, files) = match manifest.as_ref().and_then(|m| m.extends) {
             Some(Extends::Bundled) => {
                 let bundled = bundled_files();
-                let kb = compile_rules(rule_files(&bundled).chain(rule_files(&files)), true)?;
-                files.extend(bundled);
-                kb
+                let kb = compile_sources(rule_files(&bundled).chain(sources), true)?;
+                (kb, bundled)
             }
-            None => compile(rule_files(&files))?,
+            None => (compile_sources(sources, false)?, Files::new()),
         };
         Ok(Self {
             kb,
@@ -353,12 +354,13 @@ fn bundled_files() -> Files {
         .collect()
 }
 
-/// The rule files among a knowledge base's files, in order.
-fn rule_files(files: &Files) -> impl Iterator<Item = (&str, &str)> {
+/// The rule files among the bundled files, in order, as sources borrowing
+/// their names and texts from the binary.
+fn rule_files(files: &Files) -> impl Iterator<Item = Arc<Source>> {
     files
         .iter()
         .filter(|(name, _)| name.ends_with(".kb"))
-        .map(|(name, text)| (name.as_ref(), text.as_ref()))
+        .map(|(name, text)| Source::new(name.clone(), text.clone()))
 }
 
 /// Reads `kb.toml`; a mistake is a located problem, like those of rule files.
@@ -444,24 +446,30 @@ fn manifest_problem(message: &str, loc: &Loc) -> Problem {
 pub fn compile<'a>(
     files: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> Result<KnowledgeBase, LoadError> {
-    compile_rules(files, false)
+    let sources = files.map(|(name, text)| Source::new(name.to_owned(), text.to_owned()));
+    compile_sources(sources, false)
 }
 
 /// [`compile`], leaving out the tests of bundled files when asked: a folder
 /// that extends the bundled knowledge base runs its own tests, since a cause
 /// it adds may rightly be confirmed on the bundled tests' inputs too.
-fn compile_rules<'a>(
-    files: impl Iterator<Item = (&'a str, &'a str)>,
+fn compile_sources(
+    sources: impl Iterator<Item = Arc<Source>>,
     without_bundled_tests: bool,
 ) -> Result<KnowledgeBase, LoadError> {
     let mut rules = RuleSet::default();
     let mut problems = Vec::new();
     let mut broken = Vec::new();
     // Files parse independently: in parallel, then in their order.
-    let files: Vec<(&str, &str)> = files.collect();
-    let parsed: Vec<_> = files
-        .par_iter()
-        .map(|(name, text)| (*name, kb_dsl::parse(text, name)))
+    let sources: Vec<Arc<Source>> = sources.collect();
+    let parsed: Vec<_> = sources
+        .into_par_iter()
+        .map(|src| {
+            (
+                src.name.starts_with(BUNDLED_PREFIX),
+                kb_dsl::parse_source(src),
+            )
+        })
         .collect();
     // One allocation for every declaration, not a copy each time it doubles.
     let declarations = parsed.iter().map(|(_, result)| match result {
@@ -469,10 +477,10 @@ fn compile_rules<'a>(
         Err(errors) => errors.recovered.items.len(),
     });
     rules.items.reserve(declarations.sum());
-    for (name, result) in parsed {
+    for (bundled, result) in parsed {
         match result {
             Ok(mut parsed) => {
-                if without_bundled_tests && name.starts_with(BUNDLED_PREFIX) {
+                if without_bundled_tests && bundled {
                     parsed
                         .items
                         .retain(|item| !matches!(item, kb_dsl::ast::Item::Test(_)));
