@@ -27,6 +27,7 @@
 //!   line that holds that code.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::ast::*;
 use crate::parse::dedent;
@@ -57,11 +58,7 @@ pub fn format(text: &str, name: &str) -> Result<String, ParseErrors> {
     if same {
         Ok(printed)
     } else {
-        let loc = Loc {
-            src: Source::new(name.to_owned(), text.to_owned()),
-            start: 0,
-            end: 0,
-        };
+        let loc = Loc::new(Source::new(name.to_owned(), text.to_owned()), 0, 0);
         Err(ParseErrors {
             problems: vec![
                 Problem::error(
@@ -296,7 +293,9 @@ fn check_children<'r>(check: &'r Check, parts: &mut Vec<Part<'r>>) {
 }
 
 fn text_end(text: &Text) -> usize {
-    text.zh.as_ref().map_or(text.en.loc.end, |zh| zh.loc.end)
+    text.zh
+        .as_ref()
+        .map_or(text.en.loc.end(), |zh| zh.loc.end())
 }
 
 fn test_input_loc(input: &TestInput) -> &Loc {
@@ -462,25 +461,25 @@ impl<'s> Printer<'s> {
     /// Where a part starts in the source: its keyword.
     fn start(&self, part: Part<'_>) -> usize {
         match part {
-            Part::Input(input) => input.loc.start,
-            Part::Fact(fact) => fact.loc.start,
-            Part::Symptom(symptom) => symptom.loc.start,
-            Part::Check(check) => check.loc.start,
-            Part::Cause(cause) => cause.loc.start,
-            Part::Test(test) => test.loc.start,
-            Part::Extend(extension) => extension.loc.start,
-            Part::Branch(branch) => branch.loc.start,
-            Part::Fix(fix) => fix.loc.start,
-            Part::Step(step) => step.loc.start,
-            Part::Explain(text) => self.keyword_before("explain", text.en.loc.start),
-            Part::From(expr) => self.keyword_before("from", expr.loc.start),
-            Part::When(expr) => self.keyword_before("when", expr.loc.start),
-            Part::Gather(command) => self.keyword_before("gather", command.loc.start),
-            Part::TestInput(input) => self.keyword_before("input", test_input_loc(input).start),
-            Part::Given(json) => self.keyword_before("given", json.loc.start),
-            Part::Expect(Expect::NoneConfirmed(loc)) => loc.start,
+            Part::Input(input) => input.loc.start(),
+            Part::Fact(fact) => fact.loc.start(),
+            Part::Symptom(symptom) => symptom.loc.start(),
+            Part::Check(check) => check.loc.start(),
+            Part::Cause(cause) => cause.loc.start(),
+            Part::Test(test) => test.loc.start(),
+            Part::Extend(extension) => extension.loc.start(),
+            Part::Branch(branch) => branch.loc.start(),
+            Part::Fix(fix) => fix.loc.start(),
+            Part::Step(step) => step.loc.start(),
+            Part::Explain(text) => self.keyword_before("explain", text.en.loc.start()),
+            Part::From(expr) => self.keyword_before("from", expr.loc.start()),
+            Part::When(expr) => self.keyword_before("when", expr.loc.start()),
+            Part::Gather(command) => self.keyword_before("gather", command.loc.start()),
+            Part::TestInput(input) => self.keyword_before("input", test_input_loc(input).start()),
+            Part::Given(json) => self.keyword_before("given", json.loc.start()),
+            Part::Expect(Expect::NoneConfirmed(loc)) => loc.start(),
             Part::Expect(Expect::Reported { id, .. } | Expect::Absent(id)) => {
-                self.keyword_before("expect", id.loc.start)
+                self.keyword_before("expect", id.loc.start())
             }
         }
     }
@@ -489,51 +488,51 @@ impl<'s> Printer<'s> {
     /// ends with an optional part runs over the blanks and comments after it.)
     fn end(part: Part<'_>) -> usize {
         match part {
-            Part::Input(input) => input.title.as_ref().map_or(input.name.loc.end, text_end),
-            Part::Fact(fact) => fact.loc.end,
-            Part::Symptom(symptom) => symptom.loc.end,
-            Part::Check(check) => check.loc.end,
-            Part::Cause(cause) => cause.loc.end,
-            Part::Test(test) => test.loc.end,
-            Part::Extend(extension) => extension.loc.end,
-            Part::Branch(branch) => branch.loc.end,
-            Part::Fix(fix) => fix.loc.end,
+            Part::Input(input) => input.title.as_ref().map_or(input.name.loc.end(), text_end),
+            Part::Fact(fact) => fact.loc.end(),
+            Part::Symptom(symptom) => symptom.loc.end(),
+            Part::Check(check) => check.loc.end(),
+            Part::Cause(cause) => cause.loc.end(),
+            Part::Test(test) => test.loc.end(),
+            Part::Extend(extension) => extension.loc.end(),
+            Part::Branch(branch) => branch.loc.end(),
+            Part::Fix(fix) => fix.loc.end(),
             Part::Step(step) => step
                 .risk
                 .as_ref()
                 .map(text_end)
-                .or_else(|| step.run.as_ref().map(|run| run.loc.end))
+                .or_else(|| step.run.as_ref().map(|run| run.loc.end()))
                 .unwrap_or_else(|| text_end(&step.text)),
             Part::Explain(text) => text_end(text),
-            Part::From(expr) | Part::When(expr) => expr.loc.end,
-            Part::Gather(command) => command.loc.end,
-            Part::TestInput(input) => test_input_loc(input).end,
-            Part::Given(json) => json.loc.end,
-            Part::Expect(Expect::NoneConfirmed(loc)) => loc.end,
-            Part::Expect(Expect::Reported { id, .. } | Expect::Absent(id)) => id.loc.end,
+            Part::From(expr) | Part::When(expr) => expr.loc.end(),
+            Part::Gather(command) => command.loc.end(),
+            Part::TestInput(input) => test_input_loc(input).end(),
+            Part::Given(json) => json.loc.end(),
+            Part::Expect(Expect::NoneConfirmed(loc)) => loc.end(),
+            Part::Expect(Expect::Reported { id, .. } | Expect::Absent(id)) => id.loc.end(),
         }
     }
 
     /// The offsets of the `{` and `}` of a part's block.
     fn body(&self, part: Part<'_>) -> Option<(usize, usize)> {
         let (header_end, end) = match part {
-            Part::Fact(fact) => (text_end(&fact.title), fact.loc.end),
-            Part::Symptom(symptom) => (text_end(&symptom.title), symptom.loc.end),
-            Part::Check(check) => (text_end(&check.title), check.loc.end),
-            Part::Cause(cause) => (text_end(&cause.title), cause.loc.end),
-            Part::Test(test) => (test.name.loc.end, test.loc.end),
+            Part::Fact(fact) => (text_end(&fact.title), fact.loc.end()),
+            Part::Symptom(symptom) => (text_end(&symptom.title), symptom.loc.end()),
+            Part::Check(check) => (text_end(&check.title), check.loc.end()),
+            Part::Cause(cause) => (text_end(&cause.title), cause.loc.end()),
+            Part::Test(test) => (test.name.loc.end(), test.loc.end()),
             Part::Extend(extension) => (
                 extension
                     .title
                     .as_ref()
-                    .map_or(extension.id.loc.end, text_end),
-                extension.loc.end,
+                    .map_or(extension.id.loc.end(), text_end),
+                extension.loc.end(),
             ),
-            Part::Fix(fix) => (text_end(&fix.title), fix.loc.end),
+            Part::Fix(fix) => (text_end(&fix.title), fix.loc.end()),
             Part::Branch(Branch {
                 target: Target::Check(check),
                 ..
-            }) => (text_end(&check.title), check.loc.end),
+            }) => (text_end(&check.title), check.loc.end()),
             _ => return None,
         };
         let open = self.open_brace(header_end)?;
@@ -753,7 +752,7 @@ impl<'s> Printer<'s> {
                     concat(docs)
                 }
                 Expect::Absent(id) => concat([text("expect not "), ident(id)]),
-                Expect::NoneConfirmed(loc) => concat([text("expect none"), Doc::Mark(loc.end)]),
+                Expect::NoneConfirmed(loc) => concat([text("expect none"), Doc::Mark(loc.end())]),
             },
         }
     }
@@ -770,7 +769,8 @@ impl<'s> Printer<'s> {
             // `check r"…"` would read as the id `r` and a string (or a comment).
             None if check.title.en.loc.text().starts_with('r') => {
                 let mut title = check.title.clone();
-                title.en.loc.end = title.en.loc.start;
+                let at = title.en.loc.start();
+                title.en.loc = Loc::new(Arc::clone(&title.en.loc.src), at, at);
                 self.text_doc(&title)
             }
             None => self.text_doc(&check.title),
@@ -800,7 +800,7 @@ impl<'s> Printer<'s> {
     fn string(&self, string: &Str) -> Doc {
         concat([
             literal(string.loc.text(), &string.value),
-            Doc::Mark(string.loc.end),
+            Doc::Mark(string.loc.end()),
         ])
     }
 
@@ -862,7 +862,7 @@ impl<'s> Printer<'s> {
                 self.operand(right, level(right) <= COMPARISON),
             ]),
         };
-        concat([doc, Doc::Mark(expr.loc.end)])
+        concat([doc, Doc::Mark(expr.loc.end())])
     }
 
     fn operand(&self, expr: &Expr, parenthesise: bool) -> Doc {
@@ -871,7 +871,7 @@ impl<'s> Printer<'s> {
                 text("("),
                 self.expr(expr),
                 text(")"),
-                Doc::Mark(expr.loc.end),
+                Doc::Mark(expr.loc.end()),
             ])
         } else {
             self.expr(expr)
@@ -930,7 +930,7 @@ fn mark(offset: Option<usize>) -> Doc {
 }
 
 fn ident(ident: &Ident) -> Doc {
-    concat([text(ident.name.clone()), Doc::Mark(ident.loc.end)])
+    concat([text(ident.name.clone()), Doc::Mark(ident.loc.end())])
 }
 
 fn type_name(ty: &Type) -> String {
@@ -1071,7 +1071,7 @@ fn json_doc(json: &crate::ast::Json) -> Doc {
             pretty: serde_json::to_string_pretty(&json.value)
                 .unwrap_or_else(|_| compact_json(&json.value)),
         },
-        Doc::Mark(json.loc.end),
+        Doc::Mark(json.loc.end()),
     ])
 }
 

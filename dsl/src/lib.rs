@@ -26,4 +26,4 @@ pub mod source;
 pub use format::format;
 pub use parse::{Broken, MAX_EXPR_DEPTH, MAX_NESTING, ParseErrors, parse, parse_source};
 pub use problem::{Code, Problem, Severity};
-pub use source::{Loc, Source};
+pub use source::{Loc, MAX_SOURCE_BYTES, Source};

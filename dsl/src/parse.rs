@@ -8,7 +8,7 @@ use pest::pratt_parser::{Assoc, Op, PrattParser};
 
 use crate::ast::*;
 use crate::problem::{Code, Problem};
-use crate::source::{Loc, Source};
+use crate::source::{Loc, MAX_SOURCE_BYTES, Source};
 
 #[derive(pest_derive::Parser)]
 #[grammar = "grammar.pest"]
@@ -34,9 +34,14 @@ pub fn parse(text: &str, name: &str) -> std::result::Result<RuleSet, ParseErrors
 /// locations share it rather than a copy of its text.
 pub fn parse_source(src: Arc<Source>) -> std::result::Result<RuleSet, ParseErrors> {
     let text = &*src.text;
-    if let Some((at, what)) = too_deep_at(text) {
+    let unread = if text.len() > MAX_SOURCE_BYTES {
+        Some(too_large(&src))
+    } else {
+        too_deep_at(text).map(|(at, what)| too_deep(&src, at, what))
+    };
+    if let Some(problem) = unread {
         return Err(ParseErrors {
-            problems: vec![too_deep(&src, at, what)],
+            problems: vec![problem],
             recovered: RuleSet::default(),
             broken: vec![Broken::Everything],
         });
@@ -57,7 +62,7 @@ pub fn parse_source(src: Arc<Source>) -> std::result::Result<RuleSet, ParseError
         }
         Err(_) => parse_in_chunks(&src),
     };
-    errors.problems.sort_by_key(|p| p.loc.start);
+    errors.problems.sort_by_key(|p| p.loc.start());
     Err(errors)
 }
 
@@ -273,12 +278,17 @@ fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
+fn too_large(src: &Arc<Source>) -> Problem {
+    Problem::error(
+        Code::TooLarge,
+        &Loc::new(Arc::clone(src), 0, 0),
+        "the file is larger than 4 GiB",
+    )
+    .with_help("split it into several files")
+}
+
 fn too_deep(src: &Arc<Source>, at: usize, what: &str) -> Problem {
-    let loc = Loc {
-        src: Arc::clone(src),
-        start: at,
-        end: at + 1,
-    };
+    let loc = Loc::new(Arc::clone(src), at, at + 1);
     Problem::error(
         Code::TooDeep,
         &loc,
@@ -318,11 +328,11 @@ struct Builder<'s> {
 impl Builder<'_> {
     fn loc(&self, pair: &Pair<'_, Rule>) -> Loc {
         let span = pair.as_span();
-        Loc {
-            src: Arc::clone(self.src),
-            start: self.base + span.start(),
-            end: self.base + span.end(),
-        }
+        Loc::new(
+            Arc::clone(self.src),
+            self.base + span.start(),
+            self.base + span.end(),
+        )
     }
 
     fn internal(&self, pair: &Pair<'_, Rule>, what: &str) -> Box<Problem> {
@@ -768,11 +778,7 @@ impl Builder<'_> {
     }
 
     fn join(&self, first: &Loc, last: &Loc) -> Loc {
-        Loc {
-            src: Arc::clone(self.src),
-            start: first.start,
-            end: last.end,
-        }
+        Loc::new(Arc::clone(self.src), first.start(), last.end())
     }
 
     fn postfix(&self, pair: Pair<'_, Rule>) -> Result<(Expr, usize)> {
@@ -788,8 +794,8 @@ impl Builder<'_> {
         };
         if parenthesised {
             // The text of `(…)` includes its parentheses.
-            expr.loc.start = self.loc(&pair).start;
-            expr.loc.end = closing_paren(&self.src.text, expr.loc.end);
+            let end = closing_paren(&self.src.text, expr.loc.end());
+            expr.loc = Loc::new(Arc::clone(self.src), self.loc(&pair).start(), end);
         }
         for accessor in inner {
             let loc = self.join(&expr.loc, &self.loc(&accessor));
@@ -886,11 +892,8 @@ impl Builder<'_> {
             .get(start..)
             .and_then(|rest| rest.chars().next())
             .map_or(0, char::len_utf8);
-        let loc = Loc {
-            src: Arc::clone(self.src),
-            start,
-            end: start + if found.is_empty() { width } else { found.len() },
-        };
+        let end = start + if found.is_empty() { width } else { found.len() };
+        let loc = Loc::new(Arc::clone(self.src), start, end);
         let expected = match &error.variant {
             pest::error::ErrorVariant::ParsingError { positives, .. } => {
                 // Any name may be followed by `(` to call it, but few names

@@ -62,6 +62,7 @@ codes! {
     Syntax = "E0001": "the text does not follow the grammar of the rule language",
     TooDeep = "E0002": "brackets, `not`s, types or an expression are nested deeper than the language allows",
     BadString = "E0003": "a string literal holds an invalid escape",
+    TooLarge = "E0005": "a rule file is larger than 4 GiB, the most its locations can point into",
     BadJson = "E0004": "JSON written in a test is not valid",
     DuplicateId = "E0101": "two declarations use the same id or name",
     UnknownCause = "E0102": "a branch leads to a cause that is not declared",

@@ -99,30 +99,58 @@ impl Source {
 ///
 /// Locations never take part in equality, so trees parsed from differently
 /// laid-out text compare equal when they mean the same.
+///
+/// Offsets are kept in 32 bits, as a large knowledge base holds millions of
+/// locations: the parser refuses a source longer than [`MAX_SOURCE_BYTES`].
 #[derive(Clone)]
 pub struct Loc {
     /// The file.
     pub src: Arc<Source>,
-    /// Byte offset of the first character.
-    pub start: usize,
-    /// Byte offset one past the last character.
-    pub end: usize,
+    start: u32,
+    end: u32,
 }
 
+/// The longest source a location can point into.
+pub const MAX_SOURCE_BYTES: usize = u32::MAX as usize;
+
 impl Loc {
+    /// The bytes `start..end` of `src`; offsets past [`MAX_SOURCE_BYTES`]
+    /// are taken to be there.
+    pub fn new(src: Arc<Source>, start: usize, end: usize) -> Self {
+        let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
+        Self {
+            src,
+            start: offset(start),
+            end: offset(end),
+        }
+    }
+
+    /// Byte offset of the first character.
+    pub fn start(&self) -> usize {
+        self.start as usize
+    }
+
+    /// Byte offset one past the last character.
+    pub fn end(&self) -> usize {
+        self.end as usize
+    }
+
     /// The text this location covers.
     pub fn text(&self) -> &str {
-        self.src.text.get(self.start..self.end).unwrap_or_default()
+        self.src
+            .text
+            .get(self.start()..self.end())
+            .unwrap_or_default()
     }
 
     /// The span in the form miette labels take.
     pub fn span(&self) -> miette::SourceSpan {
-        (self.start, self.end.saturating_sub(self.start)).into()
+        (self.start(), self.end().saturating_sub(self.start())).into()
     }
 
     /// `file:line:column`, for messages that cannot show a snippet.
     pub fn position(&self) -> String {
-        let (line, column) = self.src.line_col(self.start);
+        let (line, column) = self.src.line_col(self.start());
         format!("{}:{line}:{column}", self.src.name)
     }
 }

@@ -368,11 +368,11 @@ pub fn parse_manifest(text: &str, name: &str) -> Result<Manifest, LoadError> {
     toml::from_str(text).map_err(|error| {
         let span = error.span().unwrap_or(0..0);
         let span = narrow(text, span, error.message());
-        let loc = Loc {
-            src: Source::new(name.to_owned(), text.to_owned()),
-            start: span.start,
-            end: span.end,
-        };
+        let loc = Loc::new(
+            Source::new(name.to_owned(), text.to_owned()),
+            span.start,
+            span.end,
+        );
         LoadError::Rules(vec![manifest_problem(error.message(), &loc)])
     })
 }

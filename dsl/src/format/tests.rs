@@ -577,11 +577,7 @@ fn every_real_rule_file_formats_to_the_same_meaning_and_is_stable() {
 // ------------------------------------------------------------------ property
 
 fn loc_of(written: &str) -> Loc {
-    Loc {
-        src: Source::new("gen.kb", written.to_owned()),
-        start: 0,
-        end: written.len(),
-    }
+    Loc::new(Source::new("gen.kb", written.to_owned()), 0, written.len())
 }
 
 fn nowhere() -> Loc {

@@ -49,11 +49,7 @@ fn string(s: &str) -> Box<Expr> {
 }
 
 fn any_loc() -> crate::Loc {
-    crate::Loc {
-        src: crate::Source::new("x", ""),
-        start: 0,
-        end: 0,
-    }
+    crate::Loc::new(crate::Source::new("x", ""), 0, 0)
 }
 
 fn kind(expr: &Expr) -> &ExprKind {

@@ -3,7 +3,7 @@
 use miette::SourceCode;
 use proptest::prelude::*;
 
-use super::{Loc, MARGIN, Source, SourceText};
+use super::{Loc, MARGIN, MAX_SOURCE_BYTES, Source, SourceText};
 use crate::problem::{Code, Problem};
 
 /// Text with `\n`, `\r\n`, lone `\r` and multi-byte characters, and a span
@@ -82,7 +82,7 @@ proptest! {
     #[test]
     fn problems_on_long_lines_render_a_window_of_them((text, start, len) in long_lines_and_span()) {
         let src = Source::new("f.kb", text.clone());
-        let loc = Loc { src, start, end: start + len };
+        let loc = Loc::new(src, start, start + len);
         let problem = Problem::error(Code::ALL[0], &loc, "a problem").with_label("this");
         let mut out = String::new();
         miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
@@ -99,4 +99,14 @@ fn a_span_past_the_end_is_out_of_bounds() {
     let source = SourceText(Source::new("f.kb", "abc\ndef"));
     assert!(source.read_span(&(20, 1).into(), 1, 1).is_err());
     assert_eq!(Source::new("f.kb", "abc\ndef").line_col(20), (2, 4));
+}
+
+#[test]
+fn offsets_beyond_what_a_location_holds_point_past_any_source() {
+    let src = Source::new("f.kb", "abc");
+    let loc = Loc::new(src, 1, MAX_SOURCE_BYTES + 10);
+    assert_eq!((loc.start(), loc.end()), (1, MAX_SOURCE_BYTES));
+    assert_eq!(loc.text(), "", "a span past the end covers no text");
+    let loc = Loc::new(Source::new("f.kb", "abc"), 1, 3);
+    assert_eq!((loc.start(), loc.end(), loc.text()), (1, 3, "bc"));
 }

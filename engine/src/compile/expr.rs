@@ -453,11 +453,7 @@ impl<'c> ExprCompiler<'c> {
             BinOp::And | BinOp::Or | BinOp::Matches => true,
         };
         if !ok {
-            let loc = a.loc.clone();
-            let whole = Loc {
-                end: b.loc.end,
-                ..loc
-            };
+            let whole = Loc::new(a.loc.src.clone(), a.loc.start(), b.loc.end());
             self.problems.push(
                 Problem::error(
                     Code::TypeMismatch,

@@ -298,7 +298,7 @@ impl<'r> Compiler<'r> {
                 .iter()
                 .filter_map(|&n| self.facts.get(graph[n].0))
                 .collect();
-            members.sort_by_key(|f| (f.loc.src.name.clone(), f.loc.start));
+            members.sort_by_key(|f| (f.loc.src.name.clone(), f.loc.start()));
             let Some((first, rest)) = members.split_first() else {
                 continue;
             };
@@ -647,7 +647,7 @@ impl<'r> Compiler<'r> {
                     _ => None,
                 })
                 .collect();
-            members.sort_by_key(|c| (c.loc.src.name.clone(), c.loc.start));
+            members.sort_by_key(|c| (c.loc.src.name.clone(), c.loc.start()));
             let Some((first, rest)) = members.split_first() else {
                 continue;
             };
@@ -803,8 +803,9 @@ impl<'r> Compiler<'r> {
                 );
             }
         }
-        self.problems
-            .sort_by(|a, b| (&a.loc.src.name, a.loc.start).cmp(&(&b.loc.src.name, b.loc.start)));
+        self.problems.sort_by(|a, b| {
+            (&a.loc.src.name, a.loc.start()).cmp(&(&b.loc.src.name, b.loc.start()))
+        });
         if self.problems.iter().any(Problem::is_error) {
             return Err(self.problems);
         }

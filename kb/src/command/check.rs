@@ -44,8 +44,8 @@ struct JsonProblem<'a> {
 }
 
 fn to_json(problem: &Problem) -> JsonProblem<'_> {
-    let (line, column) = problem.loc.src.line_col(problem.loc.start);
-    let (end_line, end_column) = problem.loc.src.line_col(problem.loc.end);
+    let (line, column) = problem.loc.src.line_col(problem.loc.start());
+    let (end_line, end_column) = problem.loc.src.line_col(problem.loc.end());
     JsonProblem {
         file: &problem.loc.src.name,
         line,
