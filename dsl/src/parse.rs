@@ -278,6 +278,18 @@ fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
+/// Moves `items` into an allocation of their own size. A vector grown by
+/// pushes holds up to twice what it needs, and shrinking it in place does
+/// not help: mimalloc keeps a block asked to shrink by half or less. A
+/// large knowledge base holds millions of these vectors.
+fn exact<T>(items: &mut Vec<T>) {
+    if items.len() < items.capacity() {
+        let mut exact = Vec::with_capacity(items.len());
+        exact.append(items);
+        *items = exact;
+    }
+}
+
 fn too_large(src: &Arc<Source>) -> Problem {
     Problem::error(
         Code::TooLarge,
@@ -420,6 +432,8 @@ impl Builder<'_> {
                 _ => return Err(self.internal(&clause, "an extension")),
             }
         }
+        exact(&mut extension.checks);
+        exact(&mut extension.fixes);
         Ok(extension)
     }
 
@@ -496,6 +510,7 @@ impl Builder<'_> {
                 _ => return Err(self.internal(&clause, "a symptom")),
             }
         }
+        exact(&mut symptom.checks);
         Ok(symptom)
     }
 
@@ -525,6 +540,7 @@ impl Builder<'_> {
                 _ => return Err(self.internal(&clause, "a check")),
             }
         }
+        exact(&mut check.branches);
         Ok(check)
     }
 
@@ -570,6 +586,7 @@ impl Builder<'_> {
                 _ => return Err(self.internal(&clause, "a cause")),
             }
         }
+        exact(&mut cause.fixes);
         Ok(cause)
     }
 
@@ -577,7 +594,8 @@ impl Builder<'_> {
         let loc = self.loc(&pair);
         let mut inner = pair.clone().into_inner();
         let title = self.text(self.child(&pair, &mut inner)?)?;
-        let steps = inner.map(|step| self.step(step)).collect::<Result<_>>()?;
+        let mut steps = inner.map(|step| self.step(step)).collect::<Result<_>>()?;
+        exact(&mut steps);
         Ok(Fix { title, steps, loc })
     }
 
@@ -626,6 +644,7 @@ impl Builder<'_> {
                 _ => return Err(self.internal(&clause, "a test")),
             }
         }
+        exact(&mut test.expects);
         Ok(test)
     }
 
@@ -871,6 +890,7 @@ impl Builder<'_> {
             depth = depth.max(below);
             exprs.push(expr);
         }
+        exact(&mut exprs);
         Ok((exprs, depth))
     }
 

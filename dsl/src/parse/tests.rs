@@ -523,3 +523,43 @@ fn an_empty_file_is_an_empty_rule_set() {
     assert_eq!(ok(""), RuleSet::default());
     assert_eq!(ok("# only a comment\n"), RuleSet::default());
 }
+
+#[test]
+fn lists_of_the_tree_take_no_more_memory_than_they_hold() {
+    let rules = ok(r#"
+        symptom s "S" {
+          check "A?" {
+            if any(list(a, b), . == "x") => c1
+            if b matches r"y" => c2
+          }
+          check "B?" { else => c3 }
+          check "C?" { else => c3 }
+        }
+        cause c1 "C1" { fix "F" { step "one" step "two" step "three" } fix "G" { step "one" } }
+        test "t" { input {} expect c1 expect c2 expect not c3 }
+    "#);
+    let symptom = rules.symptoms().next().unwrap();
+    let branches = &symptom.checks[0].branches;
+    let ExprKind::Call(_, args) = kind(branches[0].condition.as_ref().unwrap()) else {
+        panic!("a call")
+    };
+    let ExprKind::Call(_, list) = kind(&args[0]) else {
+        panic!("a call")
+    };
+    let fixes = &rules.causes().next().unwrap().fixes;
+    let expects = &rules.tests().next().unwrap().expects;
+    let lengths = [
+        (symptom.checks.len(), symptom.checks.capacity()),
+        (branches.len(), branches.capacity()),
+        (args.len(), args.capacity()),
+        (list.len(), list.capacity()),
+        (fixes.len(), fixes.capacity()),
+        (fixes[0].steps.len(), fixes[0].steps.capacity()),
+        (expects.len(), expects.capacity()),
+    ];
+    assert_eq!(lengths.map(|(len, _)| len), [3, 2, 2, 2, 2, 3, 3]);
+    assert!(
+        lengths.iter().all(|(len, capacity)| len == capacity),
+        "{lengths:?}"
+    );
+}
