@@ -184,7 +184,7 @@ impl<'r> Compiler<'r> {
         for (i, symptom) in rules.symptoms().enumerate() {
             self.declare_id(&symptom.id.name, &symptom.id.loc, Id::Symptom(SymptomId(i)));
             let mut counter = 0;
-            let mut top = Vec::new();
+            let mut top = Vec::with_capacity(symptom.checks.len());
             for check in &symptom.checks {
                 top.push(CheckId(self.check_asts.len()));
                 self.declare_check(check, &symptom.id.name, &mut counter);
@@ -479,7 +479,9 @@ impl<'r> Compiler<'r> {
                 );
             }
         }
-        let mut branches = Vec::new();
+        // Sized up front, as the other lists a knowledge base keeps for
+        // each declaration: grown by pushes, they hold up to twice as much.
+        let mut branches = Vec::with_capacity(check.branches.len());
         for branch in &check.branches {
             let (condition, facts) = match &branch.condition {
                 Some(expr) => {
@@ -603,9 +605,9 @@ impl<'r> Compiler<'r> {
                     .with_help("add `fix \"…\" { step \"…\" run \"…\" }`"),
                 );
             }
-            let mut fixes = Vec::new();
+            let mut fixes = Vec::with_capacity(cause.fixes.len());
             for fix in &cause.fixes {
-                let mut steps = Vec::new();
+                let mut steps = Vec::with_capacity(fix.steps.len());
                 for step in &fix.steps {
                     let run = step.run.as_ref().and_then(|run| self.template(run));
                     steps.push(StepInfo {
