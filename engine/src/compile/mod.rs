@@ -166,8 +166,56 @@ impl<'r> Compiler<'r> {
         }
     }
 
+    /// Sizes the lists, maps and graph the rules fill: grown by doubling,
+    /// each would be copied several times over, and a large knowledge base
+    /// has hundreds of thousands of declarations.
+    fn reserve(&mut self, rules: &RuleSet) {
+        fn walk(check: &ast::Check, checks: &mut usize, branches: &mut usize) {
+            *checks += 1;
+            *branches += check.branches.len();
+            for branch in &check.branches {
+                if let AstTarget::Check(nested) = &branch.target {
+                    walk(nested, checks, branches);
+                }
+            }
+        }
+        let (mut inputs, mut facts, mut symptoms, mut causes) = (0, 0, 0, 0);
+        let (mut checks, mut branches) = (0, 0);
+        for item in &rules.items {
+            match item {
+                ast::Item::Input(_) => inputs += 1,
+                ast::Item::Fact(_) => facts += 1,
+                ast::Item::Symptom(symptom) => {
+                    symptoms += 1;
+                    for check in &symptom.checks {
+                        walk(check, &mut checks, &mut branches);
+                    }
+                }
+                ast::Item::Check(check) => walk(check, &mut checks, &mut branches),
+                ast::Item::Cause(_) => causes += 1,
+                ast::Item::Test(_) | ast::Item::Extend(_) => {}
+            }
+        }
+        self.names.reserve(inputs + facts);
+        self.ids.reserve(symptoms + causes + checks);
+        self.inputs.reserve_exact(inputs);
+        self.fact_types.reserve_exact(facts);
+        self.facts.reserve_exact(facts);
+        self.fact_reads.reserve_exact(facts);
+        self.symptoms.reserve_exact(symptoms);
+        self.symptom_checks.reserve_exact(symptoms);
+        self.check_asts.reserve_exact(checks);
+        self.check_index.reserve(checks);
+        self.checks.reserve_exact(checks);
+        self.causes.reserve_exact(causes);
+        self.graph.reserve_exact_nodes(symptoms + checks + causes);
+        // A branch each, a symptom's first check, and a check's next.
+        self.graph.reserve_exact_edges(branches + symptoms + checks);
+    }
+
     /// Registers every name and id, so references resolve in any order.
     fn declare(&mut self, rules: &'r RuleSet) {
+        self.reserve(rules);
         for input in rules.inputs() {
             let id = InputId(self.inputs.len());
             self.declare_name(&input.name, Name::Input(id));
@@ -429,7 +477,7 @@ impl<'r> Compiler<'r> {
             let Some(symptom) = self.symptoms.get_mut(s) else {
                 continue;
             };
-            symptom.checks.clone_from(&top);
+            symptom.checks = top.clone();
             let symptom_node = symptom.node;
             if let Some(first) = top.first().and_then(|c| self.checks.get(c.0)) {
                 self.graph.add_edge(symptom_node, first.node, Edge::Enter);
