@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             files.push((format!("{PREFIX}{relative}"), path));
         }
     }
-    // In the order `Loaded` keeps files: by name.
+    // By name: the order the rules compile in, here and in `kb`.
     files.sort();
 
     // The names in one string, one a line, so that a start reading them all

@@ -1,7 +1,6 @@
 //! Finding, parsing and compiling a knowledge base: the bundled one, or a
 //! folder of `.kb` files with an optional `kb.toml` manifest.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -178,19 +177,15 @@ impl Selection {
     }
 }
 
-/// Every file of a knowledge base by name, with its text: those of the
-/// bundled one borrowed from the binary.
-type Files = BTreeMap<Cow<'static, str>, Cow<'static, str>>;
-
-/// A compiled knowledge base and the files it came from.
+/// A compiled knowledge base and where it came from.
 pub struct Loaded {
     /// The compiled rules.
     pub kb: KnowledgeBase,
     /// The manifest, if there is one.
     pub manifest: Option<Manifest>,
-    /// The bundled files by path, for tests that read fixtures; those of a
-    /// folder are read from it when asked for.
-    files: Files,
+    /// Whether it holds the bundled rules, whose tests read the bundled
+    /// fixtures; those of a folder are read from it.
+    with_bundled: bool,
     /// Where it lives; `None` for the bundled one.
     pub root: Option<PathBuf>,
 }
@@ -222,13 +217,13 @@ impl Loaded {
     /// The bundled Kubernetes Pod knowledge base, as compiled when `kb` was
     /// built.
     pub fn bundled() -> Result<Self, LoadError> {
-        Self::bundled_with(|files| {
+        Self::bundled_with(|| {
             let (texts, rest) = BUNDLED_PARTS;
-            match KnowledgeBase::from_checked_parts(texts, rest, rule_files(files)) {
+            match KnowledgeBase::from_checked_parts(texts, rest, bundled_rules()) {
                 Ok(kb) => Ok(kb),
                 // The rules did not compile when `kb` was built: compiling
                 // them now reports why.
-                Err(_) => compile_sources(rule_files(files), false),
+                Err(_) => compile_sources(bundled_rules(), false),
             }
         })
     }
@@ -236,25 +231,22 @@ impl Loaded {
     /// The bundled knowledge base compiled from its rule files now, as
     /// [`Loaded::bundled`] was when `kb` was built.
     pub fn bundled_from_source() -> Result<Self, LoadError> {
-        Self::bundled_with(|files| compile_sources(rule_files(files), false))
+        Self::bundled_with(|| compile_sources(bundled_rules(), false))
     }
 
-    /// The bundled files and manifest, with the knowledge base `kb_of` makes
-    /// of the files.
+    /// The bundled manifest, with the knowledge base `kb_of` makes of the
+    /// bundled rules.
     fn bundled_with(
-        kb_of: impl FnOnce(&Files) -> Result<KnowledgeBase, LoadError>,
+        kb_of: impl FnOnce() -> Result<KnowledgeBase, LoadError>,
     ) -> Result<Self, LoadError> {
-        let files = bundled_files();
         let name = format!("{BUNDLED_PREFIX}kb.toml");
-        let manifest = files
-            .get(name.as_str())
+        let manifest = bundled_file(&name)
             .map(|text| parse_manifest(text, &name))
             .transpose()?;
-        let kb = kb_of(&files)?;
         Ok(Self {
-            kb,
+            kb: kb_of()?,
             manifest,
-            files,
+            with_bundled: true,
             root: None,
         })
     }
@@ -310,21 +302,17 @@ impl Loaded {
                 dir.display()
             )));
         }
-        // The folder's own files are read from it again when a test names
-        // one: only the bundled files are kept.
         let sources = rule_sources.into_values();
-        let (kb, files) = match manifest.as_ref().and_then(|m| m.extends) {
-            Some(Extends::Bundled) => {
-                let bundled = bundled_files();
-                let kb = compile_sources(rule_files(&bundled).chain(sources), true)?;
-                (kb, bundled)
-            }
-            None => (compile_sources(sources, false)?, Files::new()),
+        let with_bundled = manifest.as_ref().and_then(|m| m.extends) == Some(Extends::Bundled);
+        let kb = if with_bundled {
+            compile_sources(bundled_rules().chain(sources), true)?
+        } else {
+            compile_sources(sources, false)?
         };
         Ok(Self {
             kb,
             manifest,
-            files,
+            with_bundled,
             root: Some(dir.to_path_buf()),
         })
     }
@@ -333,8 +321,8 @@ impl Loaded {
     pub fn read_relative(&self, rule_file: &str, path: &str) -> Result<String, String> {
         let base = Path::new(rule_file).parent().unwrap_or(Path::new(""));
         let joined = normalize(&base.join(path));
-        if let Some(text) = self.files.get(joined.as_str()) {
-            return Ok(text.to_string());
+        if let Some(text) = bundled_file(&joined).filter(|_| self.with_bundled) {
+            return Ok(text.to_owned());
         }
         if self.root.is_none() {
             return Err(format!(
@@ -345,22 +333,25 @@ impl Loaded {
     }
 }
 
-/// Every file of the bundled knowledge base, named `<bundled>/PATH`.
-fn bundled_files() -> Files {
+/// Every file of the bundled knowledge base, named `<bundled>/PATH`, with
+/// its text, by name.
+fn bundled_files() -> impl Iterator<Item = (&'static str, &'static str)> {
     bundled::NAMES
         .lines()
-        .zip(bundled::CONTENTS)
-        .map(|(name, text)| (Cow::Borrowed(name), Cow::Borrowed(*text)))
-        .collect()
+        .zip(bundled::CONTENTS.iter().copied())
 }
 
-/// The rule files among the bundled files, in order, as sources borrowing
-/// their names and texts from the binary.
-fn rule_files(files: &Files) -> impl Iterator<Item = Arc<Source>> {
-    files
-        .iter()
+/// The bundled file named `name` (`<bundled>/PATH`).
+fn bundled_file(name: &str) -> Option<&'static str> {
+    bundled_files().find_map(|(file, text)| (file == name).then_some(text))
+}
+
+/// The bundled rule files, in order, as sources borrowing their names and
+/// texts from the binary.
+fn bundled_rules() -> impl Iterator<Item = Arc<Source>> {
+    bundled_files()
         .filter(|(name, _)| name.ends_with(".kb"))
-        .map(|(name, text)| Source::new(name.clone(), text.clone()))
+        .map(|(name, text)| Source::new(name, text))
 }
 
 /// Reads `kb.toml`; a mistake is a located problem, like those of rule files.
