@@ -27,7 +27,6 @@
 //!   line that holds that code.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::ast::*;
 use crate::parse::dedent;
@@ -770,7 +769,7 @@ impl<'s> Printer<'s> {
             None if check.title.en.loc.text().starts_with('r') => {
                 let mut title = check.title.clone();
                 let at = title.en.loc.start();
-                title.en.loc = Loc::new(Arc::clone(&title.en.loc.src), at, at);
+                title.en.loc = title.en.loc.with_offsets(at, at);
                 self.text_doc(&title)
             }
             None => self.text_doc(&check.title),

@@ -814,7 +814,7 @@ impl Builder<'_> {
         if parenthesised {
             // The text of `(…)` includes its parentheses.
             let end = closing_paren(&self.src.text, expr.loc.end());
-            expr.loc = Loc::new(Arc::clone(self.src), self.loc(&pair).start(), end);
+            expr.loc = expr.loc.with_offsets(self.loc(&pair).start(), end);
         }
         for accessor in inner {
             let loc = self.join(&expr.loc, &self.loc(&accessor));

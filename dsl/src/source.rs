@@ -125,6 +125,11 @@ impl Loc {
         }
     }
 
+    /// The bytes `start..end` of the same source.
+    pub fn with_offsets(&self, start: usize, end: usize) -> Self {
+        Self::new(Arc::clone(&self.src), start, end)
+    }
+
     /// Byte offset of the first character.
     pub fn start(&self) -> usize {
         self.start as usize

@@ -453,7 +453,7 @@ impl<'c> ExprCompiler<'c> {
             BinOp::And | BinOp::Or | BinOp::Matches => true,
         };
         if !ok {
-            let whole = Loc::new(a.loc.src.clone(), a.loc.start(), b.loc.end());
+            let whole = a.loc.with_offsets(a.loc.start(), b.loc.end());
             self.problems.push(
                 Problem::error(
                     Code::TypeMismatch,
