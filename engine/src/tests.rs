@@ -699,13 +699,14 @@ cause c.x "X" { fix "f" { step "s" } }
         .map(|p| &p.label);
     assert!(label.is_some_and(|l| l.contains("size limit")), "{label:?}");
     // Every place a regular expression is written is checked, each at its
-    // literal: a fact's derivation, a symptom's `when`, a nested check.
+    // literal: a fact's derivation, a symptom's `when`, a nested check; one
+    // written twice, at both.
     let everywhere = problems(
         r#"
 fact code: string "Code" { from capture(message, r"(") }
 symptom s "S" {
   when message matches r"[" and exists(code)
-  check "C" { if true => check "D" { if message matches r"(?<" => c.x } }
+  check "C" { if true => check "D" { if message matches r"(?<" or message matches r"[" => c.x } }
 }
 cause c.x "X" { fix "f" { step "s" } }
 "#,
@@ -715,7 +716,7 @@ cause c.x "X" { fix "f" { step "s" } }
         .filter(|p| p.code == Code::BadRegex)
         .map(|p| p.loc.text())
         .collect();
-    assert_eq!(located, [r#"r"(""#, r#"r"[""#, r#"r"(?<""#]);
+    assert_eq!(located, [r#"r"(""#, r#"r"[""#, r#"r"(?<""#, r#"r"[""#]);
 }
 
 #[test]

@@ -16,17 +16,28 @@ use crate::pattern::Pattern;
 pub(super) struct Checked(HashMap<usize, Result<Pattern, String>>);
 
 impl Checked {
-    /// Checks the regular expressions `literals` gives.
+    /// Checks the regular expressions `literals` gives, each distinct one
+    /// once: rules repeat the messages they look for, and the literals
+    /// written alike share what checking found.
     pub fn of(literals: &[(&Expr, &str)]) -> Self {
-        let results: Vec<_> = literals
+        let (mut index, mut sources) = (HashMap::default(), Vec::new());
+        for (_, source) in literals {
+            index.entry(*source).or_insert_with(|| {
+                sources.push(*source);
+                sources.len() - 1
+            });
+        }
+        let results: Vec<_> = sources
             .par_iter()
-            .map(|(_, source)| Pattern::check(source))
+            .map(|source| Pattern::check(source))
             .collect();
         Self(
             literals
                 .iter()
-                .map(|(expr, _)| address(expr))
-                .zip(results)
+                .filter_map(|(expr, source)| {
+                    let result = results.get(*index.get(source)?)?;
+                    Some((address(expr), result.clone()))
+                })
                 .collect(),
         )
     }
