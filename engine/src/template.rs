@@ -133,6 +133,15 @@ impl Templates {
         Ok((sources.len() - 1, names))
     }
 
+    /// Adds the templates of `other` after these: each of its indices
+    /// moves by as many as there were.
+    pub fn append(&mut self, other: Self) {
+        let sources = Arc::make_mut(&mut self.sources);
+        sources.extend(Arc::unwrap_or_clone(other.sources));
+        self.env = OnceLock::new();
+        self.plain = OnceLock::new();
+    }
+
     /// How many templates there are.
     pub fn len(&self) -> usize {
         self.sources.len()

@@ -1,12 +1,14 @@
 //! [`RuleSet`] → [`KnowledgeBase`]: names resolved, types checked, the
 //! decision graph built and validated. Every problem is reported at once.
 
+mod causes;
 mod expr;
 mod extend;
 mod patterns;
 mod reads;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use foldhash::HashMap;
 
@@ -21,6 +23,7 @@ use crate::snapshot::Tests;
 use crate::template::Templates;
 use crate::text::Text;
 use crate::types::Ty;
+use causes::Causes;
 use expr::ExprCompiler;
 use patterns::Checked;
 
@@ -60,9 +63,18 @@ fn compile_with(
         ..Compiler::default()
     };
     compiler.declare(rules);
-    compiler.compile_facts(rules);
-    compiler.compile_symptoms(rules);
-    compiler.compile_causes(rules);
+    // Causes read nothing of the rest but the names declared: they compile
+    // on another core while the facts and symptoms do.
+    let (names, first_cause) = (Arc::clone(&compiler.names), compiler.first_cause);
+    let (causes, ()) = rayon::join(
+        || Causes::compile(rules, &names, first_cause),
+        || {
+            compiler.compile_facts(rules);
+            compiler.compile_symptoms(rules);
+        },
+    );
+    drop(names);
+    compiler.add_causes(causes);
     compiler.validate_graph();
     compiler.validate_tests(rules);
     compiler.finish(rules)
@@ -77,6 +89,9 @@ fn one_line(text: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Inputs and facts by name, with where each is declared.
+type Names = HashMap<String, (Name, Loc)>;
 
 /// A map of declared names as the knowledge base keeps it. Each key is
 /// there once, so an unstable sort orders them; the map is then built from
@@ -100,13 +115,67 @@ pub(crate) fn suggest<'a>(
         .map(|(_, candidate)| candidate)
 }
 
+/// Compiles a command template into `templates` and checks that it uses
+/// facts only, adding those to `used`.
+fn template(
+    source: &ast::Str,
+    names: &Names,
+    templates: &mut Templates,
+    used: &mut Vec<FactId>,
+    problems: &mut Vec<Problem>,
+) -> Option<Template> {
+    let (index, uses) = match templates.add(source.value.clone()) {
+        Ok(added) => added,
+        Err(error) => {
+            problems.push(
+                Problem::error(
+                    Code::BadTemplate,
+                    &source.loc,
+                    format!("invalid command template: {error}"),
+                )
+                .with_help("templates insert facts with `{{ fact_name }}`"),
+            );
+            return None;
+        }
+    };
+    let mut facts = Vec::new();
+    for name in uses {
+        match names.get(&name) {
+            Some((Name::Fact(id), _)) => {
+                facts.push(*id);
+                used.push(*id);
+            }
+            _ => {
+                let candidates = names
+                    .iter()
+                    .filter(|(_, (k, _))| matches!(k, Name::Fact(_)));
+                let mut problem = Problem::error(
+                    Code::UnknownTemplateFact,
+                    &source.loc,
+                    format!("command template uses `{name}`, which is not a fact"),
+                );
+                if let Some(similar) = suggest(&name, candidates.map(|(n, _)| n.as_str())) {
+                    problem = problem.with_help(format!("did you mean `{similar}`?"));
+                }
+                problems.push(problem);
+            }
+        }
+    }
+    Some(Template {
+        source: source.value.as_str().into(),
+        facts,
+        index,
+    })
+}
+
 /// The rank of a node no symptom leads to.
 const UNREACHED: usize = usize::MAX;
 
 #[derive(Default)]
 struct Compiler<'r> {
     problems: Vec<Problem>,
-    names: HashMap<String, (Name, Loc)>,
+    /// Shared, once declared, with the compiling of causes.
+    names: Arc<Names>,
     ids: HashMap<String, (Id, Loc)>,
     inputs: Vec<InputInfo>,
     facts: Vec<FactInfo>,
@@ -117,12 +186,16 @@ struct Compiler<'r> {
     /// Every check in the AST, by `CheckId`, with its id.
     check_asts: Vec<(&'r ast::Check, String)>,
     /// The index in `check_asts` of each check, by address: a nested check
-    /// is found by the branch that holds it.
-    check_index: HashMap<*const ast::Check, CheckId>,
+    /// is found by the branch that holds it. An address rather than a
+    /// pointer, so that the compiler may run on another thread.
+    check_index: HashMap<usize, CheckId>,
     /// The checks written directly in each symptom.
     symptom_checks: Vec<Vec<CheckId>>,
     checks: Vec<CheckInfo>,
     causes: Vec<CauseInfo>,
+    /// The graph's nodes are the symptoms, the checks, then the causes:
+    /// the index of the first cause.
+    first_cause: usize,
     graph: DiGraph<Node, Edge>,
     templates: Templates,
     /// The regular expressions of the rules, checked or assumed valid.
@@ -148,8 +221,7 @@ impl<'r> Compiler<'r> {
             .with_related(first, "first declared here");
             self.problems.push(problem);
         } else {
-            self.names
-                .insert(name.name.clone(), (what, name.loc.clone()));
+            Arc::make_mut(&mut self.names).insert(name.name.clone(), (what, name.loc.clone()));
         }
     }
 
@@ -196,7 +268,7 @@ impl<'r> Compiler<'r> {
                 ast::Item::Test(_) | ast::Item::Extend(_) => {}
             }
         }
-        self.names.reserve(inputs + facts);
+        Arc::make_mut(&mut self.names).reserve(inputs + facts);
         self.ids.reserve(symptoms + causes + checks);
         self.inputs.reserve_exact(inputs);
         self.fact_types.reserve_exact(facts);
@@ -245,6 +317,7 @@ impl<'r> Compiler<'r> {
         for (i, cause) in rules.causes().enumerate() {
             self.declare_id(&cause.id.name, &cause.id.loc, Id::Cause(CauseId(i)));
         }
+        self.first_cause = self.symptom_checks.len() + self.check_asts.len();
     }
 
     fn declare_check(&mut self, check: &'r ast::Check, symptom: &str, counter: &mut usize) {
@@ -256,8 +329,10 @@ impl<'r> Compiler<'r> {
             }
             None => format!("{symptom}#{counter}"),
         };
-        self.check_index
-            .insert(std::ptr::from_ref(check), CheckId(self.check_asts.len()));
+        self.check_index.insert(
+            std::ptr::from_ref(check).addr(),
+            CheckId(self.check_asts.len()),
+        );
         self.check_asts.push((check, id));
         for branch in &check.branches {
             if let AstTarget::Check(nested) = &branch.target {
@@ -369,51 +444,15 @@ impl<'r> Compiler<'r> {
         }
     }
 
-    /// Compiles a command template and checks that it uses facts only.
+    /// [`template`], into the compiler's lists.
     fn template(&mut self, source: &ast::Str) -> Option<Template> {
-        let (index, names) = match self.templates.add(source.value.clone()) {
-            Ok(added) => added,
-            Err(error) => {
-                self.problems.push(
-                    Problem::error(
-                        Code::BadTemplate,
-                        &source.loc,
-                        format!("invalid command template: {error}"),
-                    )
-                    .with_help("templates insert facts with `{{ fact_name }}`"),
-                );
-                return None;
-            }
-        };
-        let mut facts = Vec::new();
-        for name in names {
-            match self.names.get(&name) {
-                Some((Name::Fact(id), _)) => {
-                    facts.push(*id);
-                    self.used.push(*id);
-                }
-                _ => {
-                    let candidates = self
-                        .names
-                        .iter()
-                        .filter(|(_, (k, _))| matches!(k, Name::Fact(_)));
-                    let mut problem = Problem::error(
-                        Code::UnknownTemplateFact,
-                        &source.loc,
-                        format!("command template uses `{name}`, which is not a fact"),
-                    );
-                    if let Some(similar) = suggest(&name, candidates.map(|(n, _)| n.as_str())) {
-                        problem = problem.with_help(format!("did you mean `{similar}`?"));
-                    }
-                    self.problems.push(problem);
-                }
-            }
-        }
-        Some(Template {
-            source: source.value.as_str().into(),
-            facts,
-            index,
-        })
+        template(
+            source,
+            &self.names,
+            &mut self.templates,
+            &mut self.used,
+            &mut self.problems,
+        )
     }
 
     fn compile_symptoms(&mut self, rules: &'r RuleSet) {
@@ -576,14 +615,14 @@ impl<'r> Compiler<'r> {
 
     /// Cause nodes come after every symptom and check node.
     fn cause_node(&self, cause: CauseId) -> NodeIndex {
-        NodeIndex::new(self.symptoms.len() + self.check_asts.len() + cause.0)
+        NodeIndex::new(self.first_cause + cause.0)
     }
 
     fn resolve_target(&mut self, target: &'r AstTarget) -> Option<Target> {
         match target {
             AstTarget::Check(nested) => self
                 .check_index
-                .get(&std::ptr::from_ref(&**nested))
+                .get(&std::ptr::from_ref(&**nested).addr())
                 .map(|&id| Target::Check(id)),
             AstTarget::CheckRef(id) => match self.ids.get(&id.name) {
                 Some((Id::Check(check), _)) => Some(Target::Check(*check)),
@@ -639,45 +678,21 @@ impl<'r> Compiler<'r> {
         self.problems.push(problem);
     }
 
-    fn compile_causes(&mut self, rules: &RuleSet) {
-        for cause in rules.causes() {
-            let id = CauseId(self.causes.len());
-            let node = self.cause_node(id);
-            if cause.fixes.is_empty() {
-                self.problems.push(
-                    Problem::error(
-                        Code::CauseWithoutFix,
-                        &cause.id.loc,
-                        format!("cause `{}` has no fix", cause.id.name),
-                    )
-                    .with_help("add `fix \"…\" { step \"…\" run \"…\" }`"),
-                );
-            }
-            let mut fixes = Vec::with_capacity(cause.fixes.len());
-            for fix in &cause.fixes {
-                let mut steps = Vec::with_capacity(fix.steps.len());
-                for step in &fix.steps {
-                    let run = step.run.as_ref().and_then(|run| self.template(run));
-                    steps.push(StepInfo {
-                        text: LocalText::of(&step.text),
-                        run,
-                        risk: step.risk.as_ref().map(LocalText::of),
-                    });
-                }
-                fixes.push(FixInfo {
-                    title: LocalText::of(&fix.title),
-                    steps,
-                });
-            }
-            self.causes.push(CauseInfo {
-                id: cause.id.name.as_str().into(),
-                title: LocalText::of(&cause.title),
-                explain: cause.explain.as_ref().map(LocalText::of),
-                fixes: fixes.into(),
-                node,
-                loc: cause.loc.clone(),
-            });
+    /// Takes in the causes compiled apart. Their templates come first: the
+    /// others' move past them.
+    fn add_causes(&mut self, causes: Causes) {
+        let moved = causes.templates.len();
+        let facts = self.facts.iter_mut().filter_map(|f| f.gather.as_mut());
+        let checks = self.checks.iter_mut().filter_map(|c| c.gather.as_mut());
+        for template in facts.chain(checks) {
+            template.index += moved;
         }
+        let mut templates = causes.templates;
+        templates.append(std::mem::take(&mut self.templates));
+        self.templates = templates;
+        self.causes = causes.infos;
+        self.used.extend(causes.used);
+        self.problems.extend(causes.problems);
     }
 
     /// Rejects loops between checks and anything no symptom reaches.
@@ -871,7 +886,7 @@ impl<'r> Compiler<'r> {
         };
         let rank = self.preorder();
         let input_needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len());
-        let names = ordered(self.names);
+        let names = ordered(Arc::unwrap_or_clone(self.names));
         let ids = ordered(self.ids);
         Ok(KnowledgeBase {
             graph: self.graph,
