@@ -884,10 +884,19 @@ impl<'r> Compiler<'r> {
                     .unwrap_or_default());
             }
         };
-        let rank = self.preorder();
-        let input_needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len());
-        let names = ordered(Arc::unwrap_or_clone(self.names));
-        let ids = ordered(self.ids);
+        // Ordering the names and ids sorts hundreds of thousands of strings
+        // in a large knowledge base: done on other cores meanwhile.
+        let (names, ids) = (
+            Arc::unwrap_or_clone(std::mem::take(&mut self.names)),
+            std::mem::take(&mut self.ids),
+        );
+        let ((rank, input_needs), (names, ids)) = rayon::join(
+            || {
+                let needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len());
+                (self.preorder(), needs)
+            },
+            || rayon::join(|| ordered(names), || ordered(ids)),
+        );
         Ok(KnowledgeBase {
             graph: self.graph,
             topo,
