@@ -279,7 +279,6 @@ impl<'r> Compiler<'r> {
         self.check_asts.reserve_exact(checks);
         self.check_index.reserve(checks);
         self.checks.reserve_exact(checks);
-        self.causes.reserve_exact(causes);
         self.graph.reserve_exact_nodes(symptoms + checks + causes);
         // A branch each, a symptom's first check, and a check's next.
         self.graph.reserve_exact_edges(branches + symptoms + checks);
