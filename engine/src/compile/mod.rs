@@ -515,10 +515,8 @@ impl<'r> Compiler<'r> {
             let Some(symptom) = self.symptoms.get_mut(s) else {
                 continue;
             };
-            symptom.checks = top.clone();
-            let symptom_node = symptom.node;
             if let Some(first) = top.first().and_then(|c| self.checks.get(c.0)) {
-                self.graph.add_edge(symptom_node, first.node, Edge::Enter);
+                self.graph.add_edge(symptom.node, first.node, Edge::Enter);
             }
             for pair in top.windows(2) {
                 let &[from, to] = pair else { continue };
@@ -533,6 +531,7 @@ impl<'r> Compiler<'r> {
                     self.graph.add_edge(from_node, to_node, Edge::Otherwise);
                 }
             }
+            symptom.checks = top;
         }
     }
 
