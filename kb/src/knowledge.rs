@@ -321,7 +321,9 @@ impl Loaded {
     pub fn read_relative(&self, rule_file: &str, path: &str) -> Result<String, String> {
         let base = Path::new(rule_file).parent().unwrap_or(Path::new(""));
         let joined = normalize(&base.join(path));
-        if let Some(text) = bundled_file(&joined).filter(|_| self.with_bundled) {
+        if self.with_bundled
+            && let Some(text) = bundled_file(&joined)
+        {
             return Ok(text.to_owned());
         }
         if self.root.is_none() {
