@@ -49,6 +49,8 @@ pub enum Error {
     /// The output folder holds what `kb docs` did not write, so replacing it
     /// could lose the user's files: the path, and why.
     Occupied(PathBuf, &'static str),
+    /// A file stands where the output folder or one of its parents would be.
+    InsideFile(PathBuf),
 }
 
 /// A file in every site `kb docs` writes, so that writing the site again
@@ -64,6 +66,11 @@ impl fmt::Display for Error {
             Self::Occupied(path, why) => {
                 write!(f, "refusing to replace `{}`: {why}", path.display())
             }
+            Self::InsideFile(path) => write!(
+                f,
+                "cannot write the site inside `{}`: it is a file, not a folder",
+                path.display()
+            ),
         }
     }
 }
@@ -132,7 +139,11 @@ pub fn write_site(out: &Path, pages: &[Page]) -> Result<(), Error> {
 /// does not exist, or is an empty folder, or one a site was written to.
 fn replaceable(out: &Path) -> Result<(), Error> {
     let Ok(meta) = std::fs::symlink_metadata(out) else {
-        return Ok(());
+        // The nearest parent that exists must be a folder to write in.
+        return match out.ancestors().skip(1).find(|a| a.exists()) {
+            Some(file) if !file.is_dir() => Err(Error::InsideFile(file.to_path_buf())),
+            _ => Ok(()),
+        };
     };
     let occupied = |why| Err(Error::Occupied(out.to_path_buf(), why));
     if !meta.is_dir() {

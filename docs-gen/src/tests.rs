@@ -243,6 +243,17 @@ fn only_a_new_or_empty_folder_or_a_site_is_replaced() {
     assert!(!mine.join("en").exists());
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine too");
 
+    // Inside a file, however deep: the file is named, and left as it is.
+    for out in [file.join("site"), file.join("a/b/site")] {
+        let error = write_site(&out, &pages).err().unwrap().to_string();
+        let expected = format!(
+            "cannot write the site inside `{}`: it is a file, not a folder",
+            file.display()
+        );
+        assert_eq!(error, expected);
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine too");
+
     // An empty folder, then the site written there, by any name of it.
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
