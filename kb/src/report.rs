@@ -62,3 +62,70 @@ pub fn load_error(error: &LoadError) {
 pub fn input_error(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "error: {message}");
 }
+
+/// What to suggest for a name that is none of `candidates`: `; did you mean
+/// `x`?` for the closest, when one is close; else those holding `name` (a
+/// word of an id, as `pending`), a few of them; else nothing.
+pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let close = candidates
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(name, c), *c))
+        .filter(|(d, _)| *d <= (name.chars().count() / 3).max(2))
+        .min();
+    if let Some((_, c)) = close {
+        return format!("; did you mean `{c}`?");
+    }
+    let word = name.to_lowercase();
+    let holding: Vec<&str> = candidates
+        .iter()
+        .copied()
+        .filter(|c| word.chars().count() >= 3 && c.to_lowercase().contains(&word))
+        .collect();
+    let quoted = |ids: &[&str]| ids.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>();
+    let (shown, more) = holding.split_at(holding.len().min(SHOWN));
+    match (shown.split_last(), more.len()) {
+        (None, _) => String::new(),
+        (Some((only, [])), 0) => format!("; did you mean `{only}`?"),
+        (Some((last, rest)), 0) => {
+            format!("; did you mean {} or `{last}`?", quoted(rest).join(", "))
+        }
+        (Some(_), more) => format!(
+            "; did you mean {} or one of {more} more holding `{name}`?",
+            quoted(shown).join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn did_you_mean_names_a_close_candidate_or_those_holding_the_name() {
+        let ids = [
+            "pod-pending",
+            "pending.insufficient-resources",
+            "pending.taint",
+            "crash-loop",
+        ];
+        assert_eq!(
+            did_you_mean("pod-pendng", &ids),
+            "; did you mean `pod-pending`?"
+        );
+        assert_eq!(
+            did_you_mean("Pending", &ids),
+            "; did you mean `pod-pending`, `pending.insufficient-resources` or `pending.taint`?"
+        );
+        assert_eq!(did_you_mean("crash", &ids), "; did you mean `crash-loop`?");
+        let many: Vec<String> = (0..8).map(|i| format!("pending.c{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            did_you_mean("pending", &many),
+            "; did you mean `pending.c0`, `pending.c1`, `pending.c2`, `pending.c3`, `pending.c4` \
+             or one of 3 more holding `pending`?"
+        );
+        assert_eq!(did_you_mean("zzz", &ids), "");
+        assert_eq!(did_you_mean("po", &ids), "");
+    }
+}

@@ -2162,7 +2162,7 @@ fn explain_a_cause_a_symptom_a_fact_and_a_code() {
 }
 
 #[test]
-fn explain_an_unknown_id_exits_2_and_suggests_a_close_one() {
+fn explain_an_unknown_id_exits_2_and_suggests_a_close_one_or_those_holding_it() {
     let close = run(["explain", "pending.insufficent-resources"]);
     assert_eq!(close.code, 2);
     assert!(close.stdout.is_empty());
@@ -2177,6 +2177,15 @@ fn explain_an_unknown_id_exits_2_and_suggests_a_close_one() {
     assert_eq!(far.code, 2);
     assert!(far.stderr.contains("`nosuch`"), "{}", far.stderr);
     assert!(!far.stderr.contains("did you mean"), "{}", far.stderr);
+    // A word of an id, as one remembers it: the ids holding it.
+    let word = run(["explain", "oom"]);
+    assert_eq!(word.code, 2);
+    assert!(
+        word.stderr
+            .contains("did you mean `crash.oom-limit`, `crash.oom-node` or `kernel_oom_kill`?"),
+        "{}",
+        word.stderr
+    );
 }
 
 #[test]

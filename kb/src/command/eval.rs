@@ -378,7 +378,7 @@ pub fn cause_id(kb: &KnowledgeBase, id: &str) -> Result<CauseId, String> {
             let names: Vec<&str> = kb.causes.iter().map(|c| c.id.as_str()).collect();
             Err(format!(
                 "`{id}` is not a cause of this knowledge base{what}{}",
-                crate::command::graph::did_you_mean(id, &names)
+                report::did_you_mean(id, &names)
             ))
         }
     }

@@ -49,9 +49,7 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
             let mut names: Vec<&str> = kb.symptoms.iter().map(|s| s.id.as_str()).collect();
             names.extend(kb.causes.iter().map(|c| c.id.as_str()));
             names.extend(kb.facts.iter().map(|f| f.name.as_str()));
-            let hint = closest(&args.id, &names)
-                .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_default();
+            let hint = report::did_you_mean(&args.id, &names);
             report::input_error(&format!(
                 "`{}` is not a symptom, check, cause, fact or problem code{hint}",
                 args.id
@@ -59,15 +57,6 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
             Exit::BadInput
         }
     }
-}
-
-fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (strsim::damerau_levenshtein(name, c), *c))
-        .filter(|(d, _)| *d <= (name.len() / 3).max(1))
-        .min()
-        .map(|(_, c)| c)
 }
 
 fn paragraph(

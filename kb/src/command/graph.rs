@@ -78,7 +78,7 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
                 let names: Vec<&str> = kb.symptoms.iter().map(|s| s.id.as_str()).collect();
                 report::input_error(&format!(
                     "`{id}` is not a symptom of this knowledge base{}",
-                    did_you_mean(id, &names)
+                    report::did_you_mean(id, &names)
                 ));
                 return Exit::BadInput;
             }
@@ -102,17 +102,6 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
             Exit::BadInput
         }
     }
-}
-
-/// `; did you mean `x`?` for the candidate closest to `name`, when one is close.
-pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
-    candidates
-        .iter()
-        .map(|c| (strsim::damerau_levenshtein(name, c), *c))
-        .filter(|(d, _)| *d <= (name.chars().count() / 3).max(2))
-        .min()
-        .map(|(_, c)| format!("; did you mean `{c}`?"))
-        .unwrap_or_default()
 }
 
 impl Graph {
@@ -290,14 +279,5 @@ mod tests {
             dot_text("msg matches r\"a\\d+\"\n   and x"),
             "msg matches r\\\"a\\\\d+\\\" and x"
         );
-    }
-
-    #[test]
-    fn did_you_mean_names_a_close_candidate_only() {
-        assert_eq!(
-            did_you_mean("pod-pendng", &["pod-pending", "crash-loop"]),
-            "; did you mean `pod-pending`?"
-        );
-        assert_eq!(did_you_mean("zzz", &["pod-pending"]), "");
     }
 }
