@@ -46,10 +46,10 @@ pub fn load_error(error: &LoadError) {
         LoadError::Rules(found) => {
             let _ = stderr.write_all(problems(found).as_bytes());
             let errors = found.iter().filter(|p| p.is_error()).count();
-            let plural = if errors == 1 { "" } else { "s" };
             let _ = writeln!(
                 stderr,
-                "error: the knowledge base has {errors} error{plural}"
+                "error: the knowledge base has {}",
+                counted(errors, "error")
             );
         }
         LoadError::Other(message) => {
@@ -61,6 +61,15 @@ pub fn load_error(error: &LoadError) {
 /// Writes an error about the input.
 pub fn input_error(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+}
+
+/// `1 error`, `2 errors`: a count and the noun it counts.
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// What to suggest for a name that is none of `candidates`: `; did you mean

@@ -2306,7 +2306,7 @@ fn a_custom_knowledge_base_diagnoses_its_own_domain() {
     assert!(
         check
             .stdout
-            .starts_with("ok: 1 symptoms, 1 checks, 2 causes, 2 facts, 1 tests"),
+            .starts_with("ok: 1 symptom, 1 check, 2 causes, 2 facts, 1 test"),
         "{}",
         check.stdout
     );

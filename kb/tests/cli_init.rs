@@ -111,7 +111,7 @@ fn init_creates_a_project_that_checks_and_tests_out_of_the_box() {
     assert!(
         check
             .stdout
-            .starts_with("ok: 1 symptoms, 2 checks, 2 causes, 5 facts, 4 tests\n"),
+            .starts_with("ok: 1 symptom, 2 checks, 2 causes, 5 facts, 4 tests\n"),
         "{}",
         check.stdout
     );
@@ -471,7 +471,7 @@ fn include_and_exclude_select_the_rule_files() {
     // Only `rules/`: `*` does not cross a folder, and the rest is not read.
     let out = set("[\"rules/*.kb\"]", "[]");
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.starts_with("ok: 1 symptoms"), "{}", out.stdout);
+    assert!(out.stdout.starts_with("ok: 1 symptom,"), "{}", out.stdout);
     let out = set("[\"rules/*.kb\", \"more/*.kb\"]", "[\"**/extra.kb\"]");
     assert_eq!(out.code, 0, "{out:?}");
 
@@ -538,7 +538,7 @@ fn extends_bundled_compiles_a_teams_rules_with_the_bundled_ones() {
         out.stdout
     );
     // The folder's own tests run, not the bundled ones.
-    assert!(out.stdout.contains(", 1 tests"), "{}", out.stdout);
+    assert!(out.stdout.contains(", 1 test\n"), "{}", out.stdout);
     let test = run([OsStr::new("test"), dir.as_os_str()]);
     assert_eq!(test.code, 0, "{test:?}");
     assert!(

@@ -94,20 +94,19 @@ fn show(args: &Args, loaded: &Result<Loaded, LoadError>) -> Exit {
         Ok(loaded) => {
             let _ = std::io::stderr().write_all(report::problems(&problems).as_bytes());
             let kb = &loaded.kb;
-            let warnings = match problems.len() {
-                0 => String::new(),
-                1 => String::from(", 1 warning"),
-                n => format!(", {n} warnings"),
-            };
-            let _ = writeln!(
-                stdout,
-                "ok: {} symptoms, {} checks, {} causes, {} facts, {} tests{warnings}",
-                kb.symptoms.len(),
-                kb.checks.len(),
-                kb.causes.len(),
-                kb.facts.len(),
-                kb.tests().map_or(0, <[_]>::len)
-            );
+            let mut counts = [
+                (kb.symptoms.len(), "symptom"),
+                (kb.checks.len(), "check"),
+                (kb.causes.len(), "cause"),
+                (kb.facts.len(), "fact"),
+                (kb.tests().map_or(0, <[_]>::len), "test"),
+            ]
+            .map(|(n, noun)| report::counted(n, noun))
+            .join(", ");
+            if !problems.is_empty() {
+                counts += &format!(", {}", report::counted(problems.len(), "warning"));
+            }
+            let _ = writeln!(stdout, "ok: {counts}");
         }
         Err(error) => report::load_error(error),
     }
