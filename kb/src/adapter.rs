@@ -106,23 +106,39 @@ struct Objects<'t> {
 
 /// Splits documents into subjects. `documents` are the top-level JSON values
 /// read; an array of them, as `jq '.items'` prints, is taken as its elements.
-pub fn subjects(mut documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
+pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
     let mut objects = Objects::default();
     let mut bundles = Vec::new();
     let mut facts: Vec<Object<'_>> = Vec::new();
-    documents.reverse();
-    while let Some(document) = documents.pop() {
+    // Each with where it is, as jq writes it (`.[1]`), for an element of an array.
+    let mut documents: Vec<(Json<'_>, String)> = documents
+        .into_iter()
+        .rev()
+        .map(|d| (d, String::new()))
+        .collect();
+    while let Some((document, at)) = documents.pop() {
         match document {
-            Json::Array(items) => documents.extend(items.into_iter().rev()),
+            Json::Array(items) => {
+                let count = items.len();
+                let elements = items.into_iter().enumerate().rev();
+                documents.reserve(count);
+                let dot = if at.is_empty() { "." } else { "" };
+                documents.extend(elements.map(|(i, item)| (item, format!("{at}{dot}[{i}]"))));
+            }
             Json::Object(map) if map.contains_key("kind") => objects.add(Json::Object(map))?,
             Json::Object(map) if map.keys().any(|k| BUNDLE_KEYS.contains(&k)) => {
                 bundles.push(normalize_bundle(Json::Object(map))?);
             }
             Json::Object(map) => facts.push(map),
             other => {
+                let at = if at.is_empty() {
+                    at
+                } else {
+                    format!(" at `{at}`")
+                };
                 return Err(format!(
                     "expected a JSON object (what `kubectl get … -o json` prints, a bundle or \
-                     facts), found {}",
+                     facts), found {}{at}",
                     kind_of(&other)
                 ));
             }

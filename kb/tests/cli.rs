@@ -746,13 +746,19 @@ fn an_array_of_objects_is_read_as_its_items() {
     assert_eq!(out.stdout, from_list.stdout);
     assert_eq!(json_lines(&out.stdout).len(), 2, "{}", out.stdout);
 
-    // What is neither an object nor an array of them is refused, saying what is read.
-    let out = run_stdin(["eval", "-"], "[1]");
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert_contains(
-        &out.stderr,
-        "expected a JSON object (what `kubectl get … -o json` prints, a bundle or facts), found a number",
-    );
+    // What is neither an object nor an array of them is refused, saying what
+    // is read and, in an array, where, as jq writes it.
+    let expected =
+        "expected a JSON object (what `kubectl get … -o json` prints, a bundle or facts)";
+    for (input, found) in [
+        ("1", "found a number\n"),
+        ("[{\"a\": 1}, 1]", "found a number at `.[1]`\n"),
+        ("[[{\"a\": 1}], [\"x\"]]", "found a string at `.[1][0]`\n"),
+    ] {
+        let out = run_stdin(["eval", "-"], input);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert_contains(&out.stderr, &format!("{expected}, {found}"));
+    }
 }
 
 /// Every fixture's pod, events and node in one kubectl `List`, as
