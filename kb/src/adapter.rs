@@ -119,10 +119,8 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
     while let Some((document, at)) = documents.pop() {
         match document {
             Json::Array(items) => {
-                let count = items.len();
-                let elements = items.into_iter().enumerate().rev();
-                documents.reserve(count);
                 let dot = if at.is_empty() { "." } else { "" };
+                let elements = items.into_iter().enumerate().rev();
                 documents.extend(elements.map(|(i, item)| (item, format!("{at}{dot}[{i}]"))));
             }
             Json::Object(map) if map.contains_key("kind") => objects.add(Json::Object(map))?,
