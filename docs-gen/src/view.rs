@@ -215,6 +215,10 @@ pub struct Words {
     pub warning: &'static str,
     /// "No symptom … matched"
     pub no_symptom: &'static str,
+    /// "Evidence", over the conditions that held
+    pub evidence: &'static str,
+    /// "Values read", over the facts they read
+    pub values: &'static str,
 }
 
 impl Words {
@@ -251,6 +255,8 @@ impl Words {
                 runbook: "runbook",
                 warning: "Warning",
                 no_symptom: "No symptom of the knowledge base matched this input.",
+                evidence: "Evidence",
+                values: "Values read",
             },
             Lang::Zh => Self {
                 symptoms: "症状",
@@ -282,6 +288,8 @@ impl Words {
                 runbook: "手册",
                 warning: "警告",
                 no_symptom: "知识库中没有与该输入匹配的症状。",
+                evidence: "依据",
+                values: "读取的值",
             },
         }
     }

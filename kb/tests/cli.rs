@@ -438,6 +438,13 @@ fn markdown_output_is_an_incident_note() {
             .contains(&format!("kubectl get pod {POD} -n analytics"))
     );
     assert!(out.stdout.contains("`pending.insufficient-resources`"));
+    // The evidence as a table whose columns say what they hold.
+    let table = lines
+        .iter()
+        .position(|l| *l == "| | Evidence | Values read |")
+        .unwrap_or_else(|| panic!("no evidence table:\n{}", out.stdout));
+    assert_eq!(lines[table + 1], "|---|---|---|");
+    assert!(lines[table + 2].starts_with("| ✓ | "), "{}", out.stdout);
 }
 
 #[test]
