@@ -219,6 +219,8 @@ pub struct Words {
     pub evidence: &'static str,
     /// "Values read", over the facts they read
     pub values: &'static str,
+    /// "Id", over ids
+    pub id: &'static str,
 }
 
 impl Words {
@@ -257,6 +259,7 @@ impl Words {
                 no_symptom: "No symptom of the knowledge base matched this input.",
                 evidence: "Evidence",
                 values: "Values read",
+                id: "Id",
             },
             Lang::Zh => Self {
                 symptoms: "症状",
@@ -290,6 +293,7 @@ impl Words {
                 no_symptom: "知识库中没有与该输入匹配的症状。",
                 evidence: "依据",
                 values: "读取的值",
+                id: "ID",
             },
         }
     }

@@ -29,6 +29,14 @@ fn docs_writes_both_books_and_an_html_site() {
     ] {
         assert!(out.join(page).is_file(), "no {page}");
     }
+    // The index lists the symptoms in a table whose columns are named.
+    for (lang, header) in [("en", "| Symptom | Id |"), ("zh", "| 症状 | ID |")] {
+        let index = std::fs::read_to_string(out.join(lang).join("index.md")).unwrap();
+        assert!(
+            index.contains(&format!("{header}\n|---|---|\n| [")),
+            "{index}"
+        );
+    }
     let html = dir.path().join("html");
     let run = common::run([
         "docs",
