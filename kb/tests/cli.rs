@@ -445,6 +445,13 @@ fn markdown_output_is_an_incident_note() {
         .unwrap_or_else(|| panic!("no evidence table:\n{}", out.stdout));
     assert_eq!(lines[table + 1], "|---|---|---|");
     assert!(lines[table + 2].starts_with("| ✓ | "), "{}", out.stdout);
+    // A check's condition after its question, as the text output writes it.
+    assert!(
+        out.stdout
+            .contains("| ✓ | What does the scheduler say? → `scheduling_message matches"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
