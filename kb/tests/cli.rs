@@ -405,6 +405,46 @@ fn text_output_lists_possible_causes_and_next_checks() {
 }
 
 #[test]
+fn text_output_says_when_no_cause_explains_a_symptom_and_how_to_learn_why() {
+    // The scheduler names a node selector or affinity, in its events and in
+    // the pod's PodScheduled condition, but the pod sets neither (a
+    // scheduler's own added affinity, say): no cause of the knowledge base
+    // applies.
+    let text = fs::read_to_string(example("pending-insufficient-cpu.json")).unwrap();
+    let bundle = text.replace(
+        "3 Insufficient cpu.",
+        "3 node(s) didn't match Pod's node affinity/selector.",
+    );
+    assert_ne!(bundle, text);
+    let dir = TempDir::new().unwrap();
+    let path = write(&dir, "selector.json", bundle);
+    let out = run([OsStr::new("eval"), path.as_os_str()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "  symptom pod-pending: Pod stuck in Pending (not scheduled)\n  no cause found: the \
+             checks of this symptom do not explain this input\n  (`kb eval --why-not CAUSE` shows \
+             where the way to a cause stops)\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    let why = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--why-not"),
+        OsStr::new("pending.node-selector-mismatch"),
+    ]);
+    assert!(
+        why.stdout.contains(
+            "✗ Does the pod set a nodeSelector or a node affinity? → exists(node_selector)"
+        ),
+        "{}",
+        why.stdout
+    );
+}
+
+#[test]
 fn markdown_output_is_an_incident_note() {
     let out = eval_as(&example("pending-insufficient-cpu.json"), "markdown");
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -57,7 +57,8 @@ pub fn write(out: &mut dyn Write, report: &Report<'_>) -> io::Result<()> {
     if confirmed.is_empty() && possible.is_empty() {
         writeln!(
             out,
-            "  no cause found: the checks of this symptom do not explain this input"
+            "  no cause found: the checks of this symptom do not explain this input\n  \
+             (`kb eval --why-not CAUSE` shows where the way to a cause stops)"
         )?;
     }
     for cause in &confirmed {
