@@ -221,6 +221,8 @@ pub struct Words {
     pub values: &'static str,
     /// "Id", over ids
     pub id: &'static str,
+    /// "No cause … explains", when a symptom shows and no cause is reached
+    pub no_cause: &'static str,
 }
 
 impl Words {
@@ -260,6 +262,7 @@ impl Words {
                 evidence: "Evidence",
                 values: "Values read",
                 id: "Id",
+                no_cause: "No cause of the knowledge base explains this symptom here; `kb eval --why-not CAUSE` shows where the way to a cause stops.",
             },
             Lang::Zh => Self {
                 symptoms: "症状",
@@ -294,6 +297,7 @@ impl Words {
                 evidence: "依据",
                 values: "读取的值",
                 id: "ID",
+                no_cause: "知识库中没有能解释此处症状的原因；`kb eval --why-not CAUSE` 会显示通往某个原因的路径在哪一步中断。",
             },
         }
     }

@@ -405,7 +405,7 @@ fn text_output_lists_possible_causes_and_next_checks() {
 }
 
 #[test]
-fn text_output_says_when_no_cause_explains_a_symptom_and_how_to_learn_why() {
+fn eval_says_when_no_cause_explains_a_symptom_and_how_to_learn_why() {
     // The scheduler names a node selector or affinity, in its events and in
     // the pod's PodScheduled condition, but the pod sets neither (a
     // scheduler's own added affinity, say): no cause of the knowledge base
@@ -428,6 +428,15 @@ fn text_output_says_when_no_cause_explains_a_symptom_and_how_to_learn_why() {
         ),
         "{}",
         out.stdout
+    );
+    let note = eval_as(&path, "markdown");
+    assert!(
+        note.stdout.ends_with(
+            "(`pod-pending`)\n\nNo cause of the knowledge base explains this symptom here; `kb \
+             eval --why-not CAUSE` shows where the way to a cause stops.\n"
+        ),
+        "{}",
+        note.stdout
     );
     let why = run([
         OsStr::new("eval"),
