@@ -18,6 +18,10 @@ pub struct Diagnosis {
     pub missing: Vec<MissingFact>,
     /// Problems with the input that did not stop the evaluation.
     pub warnings: Vec<String>,
+    /// Checks reached for sure where no branch holds and none follows: the
+    /// rules end there without a cause, which is where to look further.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dead_ends: Vec<DeadEnd>,
 }
 
 impl Diagnosis {
@@ -55,6 +59,22 @@ pub struct SymptomFinding {
     pub status: SymptomStatus,
     /// Its `when` condition, evaluated.
     pub evidence: Evidence,
+}
+
+/// A check reached for sure where no branch holds and no check follows.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeadEnd {
+    /// The check's id.
+    pub id: String,
+    /// Its question.
+    pub check: String,
+    /// The symptom whose checks lead here.
+    pub symptom: String,
+    /// The facts its conditions read, as they saw them.
+    pub facts: Vec<FactSeen>,
+    /// Its command to look further, filled in from the facts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gather: Option<String>,
 }
 
 /// Whether a cause is proven.

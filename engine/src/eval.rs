@@ -170,6 +170,8 @@ struct Run<'a> {
     misreads: Misreads<'a>,
     /// How many derivations are being evaluated, one inside another.
     depth: usize,
+    /// Checks where the rules end without a cause.
+    dead_ends: Vec<DeadEnd>,
 }
 
 /// How many derivations are evaluated one inside another as they read
@@ -206,6 +208,7 @@ impl<'a> Run<'a> {
             warnings: input.warnings.clone(),
             misreads: Misreads::default(),
             depth: 0,
+            dead_ends: Vec::new(),
         }
     }
 
@@ -515,6 +518,7 @@ impl<'a> Run<'a> {
             causes,
             missing,
             warnings: self.take_warnings(),
+            dead_ends: std::mem::take(&mut self.dead_ends),
         }
     }
 
@@ -539,6 +543,7 @@ impl<'a> Run<'a> {
         let title = check.title.get(lang);
         let mut any_if = Truth::False;
         let mut facts_read = Vec::new();
+        let mut leads = false;
         for branch in &check.branches {
             let (result, reading) = match &branch.condition {
                 Some(condition) => {
@@ -553,6 +558,7 @@ impl<'a> Run<'a> {
             if truth == Truth::False {
                 continue;
             }
+            leads = true;
             let evidence = match (reading, &branch.condition_text) {
                 (Some(reading), Some(text)) => self.evidence(Some(title), text, result, &reading),
                 _ => self.otherwise(title, result, &facts_read),
@@ -576,6 +582,20 @@ impl<'a> Run<'a> {
                     },
                 );
             }
+        }
+        if !leads && check.next.is_none() && here.truth == Truth::True {
+            let dead_end = DeadEnd {
+                id: check.id.to_string(),
+                check: title.to_owned(),
+                symptom: kb
+                    .symptoms
+                    .get(here.symptom)
+                    .map(|s| s.id.to_string())
+                    .unwrap_or_default(),
+                facts: self.seen_all(&facts_read),
+                gather: check.gather.as_ref().map(|t| self.render(t)),
+            };
+            self.dead_ends.push(dead_end);
         }
         if let Some(next) = check.next.and_then(|n| kb.checks.get(n.0)) {
             let truth = here.truth.and(!any_if);

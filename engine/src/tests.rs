@@ -151,6 +151,43 @@ fn the_next_check_is_possible_when_the_branches_before_it_are_unknown() {
 }
 
 #[test]
+fn a_check_reached_for_sure_where_no_branch_holds_is_a_dead_end() {
+    let pending = kb(PENDING);
+    // Every branch false, the first check passing on to the second, where
+    // the rules end: only the second is a dead end, with what it read.
+    let d = eval(&pending, &json!({"pod": pod("Pending"), "events": []}));
+    let [end] = d.dead_ends.as_slice() else {
+        panic!("{:?}", d.dead_ends)
+    };
+    assert_eq!(end.check, "Anything else?");
+    assert_eq!(end.symptom, "pending");
+    assert_eq!(end.facts.len(), 1);
+    assert_eq!(end.facts[0].name, "restarts");
+    assert_eq!(end.facts[0].state, FactState::Absent);
+    assert_eq!(end.gather, None);
+    // Reached only possibly (the events are not given): not a dead end, as
+    // what is unknown may yet lead to a cause.
+    let d = eval(&pending, &json!({"pod": pod("Pending")}));
+    assert!(d.dead_ends.is_empty(), "{:?}", d.dead_ends);
+    // A branch that holds leads somewhere.
+    let d = eval(
+        &pending,
+        &json!({"pod": pod("Pending"), "events": [
+            {"reason": "FailedScheduling", "message": "0/3 nodes are available: 3 Insufficient cpu."}
+        ]}),
+    );
+    assert!(d.dead_ends.is_empty(), "{:?}", d.dead_ends);
+    // An `else` always leads somewhere.
+    let with_else = kb(&PENDING.replace(
+        "if restarts > 3 => c.restarts",
+        "if restarts > 3 => c.restarts\n    else => c.full",
+    ));
+    let d = eval(&with_else, &json!({"pod": pod("Pending"), "events": []}));
+    assert!(d.dead_ends.is_empty(), "{:?}", d.dead_ends);
+    assert_eq!(status(&d, "c.full"), Some(Status::Confirmed));
+}
+
+#[test]
 fn symptoms_that_do_not_match_report_nothing() {
     let kb = kb(PENDING);
     let d = eval(&kb, &json!({"pod": pod("Running"), "events": []}));
