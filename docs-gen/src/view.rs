@@ -223,6 +223,8 @@ pub struct Words {
     pub id: &'static str,
     /// "No cause … explains", when a symptom shows and no cause is reached
     pub no_cause: &'static str,
+    /// "The checks end where no branch holds", over the checks where they end
+    pub dead_ends: &'static str,
 }
 
 impl Words {
@@ -263,6 +265,7 @@ impl Words {
                 values: "Values read",
                 id: "Id",
                 no_cause: "No cause of the knowledge base explains this symptom here; `kb eval --why-not CAUSE` shows where the way to a cause stops.",
+                dead_ends: "The checks end where no branch holds:",
             },
             Lang::Zh => Self {
                 symptoms: "症状",
@@ -298,6 +301,7 @@ impl Words {
                 values: "读取的值",
                 id: "ID",
                 no_cause: "知识库中没有能解释此处症状的原因；`kb eval --why-not CAUSE` 会显示通往某个原因的路径在哪一步中断。",
+                dead_ends: "排查在以下检查处结束，没有一个分支成立：",
             },
         }
     }

@@ -421,19 +421,40 @@ fn eval_says_when_no_cause_explains_a_symptom_and_how_to_learn_why() {
     let out = run([OsStr::new("eval"), path.as_os_str()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout.contains(
-            "  symptom pod-pending: Pod stuck in Pending (not scheduled)\n  no cause found: the \
-             checks of this symptom do not explain this input\n  (`kb eval --why-not CAUSE` shows \
-             where the way to a cause stops)\n"
+        out.stdout.ends_with(
+            "  symptom pod-pending: Pod stuck in Pending (not scheduled)
+  no cause found: the checks end where no branch holds:
+    ✗ Does the pod set a nodeSelector or a node affinity?
+      node_selector: absent; node_affinity: absent
+      $ kubectl get nodes --show-labels
+  (`kb eval --why-not CAUSE` shows every way to a cause and where it stops)\n\n"
         ),
         "{}",
         out.stdout
     );
+    let report = one_json(&eval_as(&path, "json"));
+    assert_eq!(
+        report["dead_ends"],
+        json!([{
+            "id": "selector-or-affinity",
+            "check": "Does the pod set a nodeSelector or a node affinity?",
+            "symptom": "pod-pending",
+            "facts": [
+                {"name": "node_selector", "state": "absent"},
+                {"name": "node_affinity", "state": "absent"}
+            ],
+            "gather": "kubectl get nodes --show-labels"
+        }])
+    );
+    assert!(array(&report["causes"]).is_empty());
     let note = eval_as(&path, "markdown");
     assert!(
         note.stdout.ends_with(
             "(`pod-pending`)\n\nNo cause of the knowledge base explains this symptom here; `kb \
-             eval --why-not CAUSE` shows where the way to a cause stops.\n"
+             eval --why-not CAUSE` shows where the way to a cause stops.\n\nThe checks end where \
+             no branch holds:\n\n- ✗ Does the pod set a nodeSelector or a node affinity? \
+             (node_selector = *absent*; node_affinity = *absent*)\n\n  ```sh\n  kubectl get nodes \
+             --show-labels\n  ```\n"
         ),
         "{}",
         note.stdout

@@ -55,10 +55,25 @@ pub fn write(out: &mut dyn Write, report: &Report<'_>) -> io::Result<()> {
         .filter(|c| c.status == Status::Possible)
         .collect();
     if confirmed.is_empty() && possible.is_empty() {
+        let why = if diagnosis.dead_ends.is_empty() {
+            "the checks of this symptom do not explain this input"
+        } else {
+            "the checks end where no branch holds:"
+        };
+        writeln!(out, "  no cause found: {why}")?;
+        for end in &diagnosis.dead_ends {
+            writeln!(out, "    {RED}✗{RED:#} {}", end.check)?;
+            let facts = facts_text(&end.facts);
+            if !facts.is_empty() {
+                writeln!(out, "      {DIM}{facts}{DIM:#}")?;
+            }
+            if let Some(command) = &end.gather {
+                writeln!(out, "      {CYAN}$ {command}{CYAN:#}")?;
+            }
+        }
         writeln!(
             out,
-            "  no cause found: the checks of this symptom do not explain this input\n  \
-             (`kb eval --why-not CAUSE` shows where the way to a cause stops)"
+            "  (`kb eval --why-not CAUSE` shows every way to a cause and where it stops)"
         )?;
     }
     for cause in &confirmed {
