@@ -264,7 +264,7 @@ impl Words {
                 evidence: "Evidence",
                 values: "Values read",
                 id: "Id",
-                no_cause: "No cause of the knowledge base explains this symptom here; `kb eval --why-not CAUSE` shows where the way to a cause stops.",
+                no_cause: "No cause of the knowledge base explains this symptom here; `kb eval --why-not CAUSE` shows every way to a cause and where it stops.",
                 dead_ends: "The checks end where no branch holds:",
             },
             Lang::Zh => Self {
@@ -300,7 +300,7 @@ impl Words {
                 evidence: "依据",
                 values: "读取的值",
                 id: "ID",
-                no_cause: "知识库中没有能解释此处症状的原因；`kb eval --why-not CAUSE` 会显示通往某个原因的路径在哪一步中断。",
+                no_cause: "知识库中没有能解释此处症状的原因；`kb eval --why-not CAUSE` 会列出通往某个原因的每条路径，以及它在哪一步中断。",
                 dead_ends: "排查在以下检查处结束，没有一个分支成立：",
             },
         }

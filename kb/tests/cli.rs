@@ -451,7 +451,7 @@ fn eval_says_when_no_cause_explains_a_symptom_and_how_to_learn_why() {
     assert!(
         note.stdout.ends_with(
             "(`pod-pending`)\n\nNo cause of the knowledge base explains this symptom here; `kb \
-             eval --why-not CAUSE` shows where the way to a cause stops.\n\nThe checks end where \
+             eval --why-not CAUSE` shows every way to a cause and where it stops.\n\nThe checks end where \
              no branch holds:\n\n- ✗ Does the pod set a nodeSelector or a node affinity? \
              (node_selector = *absent*; node_affinity = *absent*)\n\n  ```sh\n  kubectl get nodes \
              --show-labels\n  ```\n"
