@@ -85,12 +85,16 @@ pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
     if let Some((_, c)) = close {
         return format!("; did you mean `{c}`?");
     }
+    // A word of fewer than three letters is in too many ids to say anything.
     let word = name.to_lowercase();
-    let holding: Vec<&str> = candidates
-        .iter()
-        .copied()
-        .filter(|c| word.chars().count() >= 3 && c.to_lowercase().contains(&word))
-        .collect();
+    let holding: Vec<&str> = match word.chars().count() {
+        0..3 => Vec::new(),
+        _ => candidates
+            .iter()
+            .copied()
+            .filter(|c| c.to_lowercase().contains(&word))
+            .collect(),
+    };
     let quoted = |ids: &[&str]| ids.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>();
     let (shown, more) = holding.split_at(holding.len().min(SHOWN));
     match (shown.split_last(), more.len()) {

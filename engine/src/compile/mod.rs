@@ -73,6 +73,7 @@ fn compile_with(
             compiler.compile_symptoms(rules);
         },
     );
+    // The last other reference: `finish` then takes the names without a copy.
     drop(names);
     compiler.add_causes(causes);
     compiler.validate_graph();
