@@ -54,6 +54,8 @@ fn needs(kb: &KnowledgeBase) -> Needs {
     let items = object.clone();
     object.field("items").merge(&items);
     let mut root = object.clone();
+    root.add_whole(&["type"]);
+    root.field("object").merge(&object);
     for key in BUNDLE_KEYS {
         root.field(key).merge(&object);
     }
@@ -124,6 +126,11 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
                 documents.extend(elements.map(|(i, item)| (item, format!("{at}{dot}[{i}]"))));
             }
             Json::Object(map) if map.contains_key("kind") => objects.add(Json::Object(map))?,
+            Json::Object(mut map) if is_watch_event(&map) => {
+                if let Some(object) = map.remove("object") {
+                    documents.push((object, format!("{at}.object")));
+                }
+            }
             Json::Object(map) if map.keys().any(|k| BUNDLE_KEYS.contains(&k)) => {
                 bundles.push(normalize_bundle(Json::Object(map))?);
             }
@@ -185,6 +192,18 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
         }
     }
     Ok(subjects)
+}
+
+/// Whether `map` is an event of a watch, `{"type": "MODIFIED", "object": {…}}`,
+/// as `kubectl get -w --output-watch-events -o json` prints it.
+fn is_watch_event(map: &Object<'_>) -> bool {
+    map.len() == 2
+        && map
+            .get("type")
+            .is_some_and(|t| matches!(t, Json::String(_)))
+        && map
+            .get("object")
+            .is_some_and(|o| matches!(o, Json::Object(_)))
 }
 
 fn kind_of(json: &Json<'_>) -> &'static str {

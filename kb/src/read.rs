@@ -9,6 +9,8 @@ use std::sync::mpsc::Receiver;
 
 use kb_engine::json::Json;
 use kb_engine::needs::{Needs, Pruner};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// The largest single document (a file, or a line of NDJSON).
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
@@ -146,6 +148,187 @@ impl Iterator for Lines {
     }
 }
 
+/// Whole JSON documents one after another, as `kubectl get -w -o json`
+/// prints them (indented, over many lines): yields each document's first
+/// line and text as soon as its last byte has come. A document that is not
+/// JSON ends the stream with its error, since where the next one starts is
+/// then unknown.
+pub struct Documents {
+    reader: Counted,
+    ended: bool,
+}
+
+/// A source's reader that counts how long the document being read is, and
+/// where the next one starts, for its position and those of its errors.
+struct Counted {
+    inner: Box<dyn BufRead + Send>,
+    /// Where the next byte is, once a document is read whole.
+    at: Position,
+    /// Bytes read of the current document.
+    document: usize,
+}
+
+/// A line and a column, 1-based; columns count bytes, as serde_json's do.
+#[derive(Clone, Copy)]
+struct Position {
+    line: usize,
+    column: usize,
+}
+
+impl Position {
+    /// Where `self` is once `bytes` are passed over.
+    fn advance(&mut self, bytes: &[u8]) {
+        match memchr::memrchr(b'\n', bytes) {
+            Some(last) => {
+                self.line += memchr::memchr_iter(b'\n', bytes).count();
+                self.column = bytes.len() - last;
+            }
+            None => self.column += bytes.len(),
+        }
+    }
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let room = MAX_DOCUMENT_BYTES.saturating_sub(self.document);
+        if room == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a document larger than {} MiB", MAX_DOCUMENT_BYTES >> 20),
+            ));
+        }
+        let limit = buf.len().min(room);
+        let read = self.inner.read(buf.get_mut(..limit).unwrap_or_default())?;
+        self.document += read;
+        Ok(read)
+    }
+}
+
+impl Counted {
+    /// A value that is not an object, an array or a string, whose end
+    /// serde_json finds only by reading the byte after it: the bytes up to
+    /// the next white space or bracket, which kb then tells is no document.
+    fn scalar(&mut self) -> io::Result<Vec<u8>> {
+        let mut scalar = Vec::new();
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            };
+            let length = available
+                .iter()
+                .take_while(|b| !b.is_ascii_whitespace() && !b"{[\"".contains(b))
+                .count();
+            let done = length < available.len() || available.is_empty();
+            let room = MAX_DOCUMENT_BYTES.saturating_sub(scalar.len());
+            scalar.extend_from_slice(available.get(..length.min(room)).unwrap_or_default());
+            self.inner.consume(length);
+            if done {
+                return Ok(scalar);
+            }
+        }
+    }
+
+    /// Passes over white space; the first byte of what follows, if anything does.
+    fn skip_blanks(&mut self) -> io::Result<Option<u8>> {
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            };
+            let blanks = available
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count();
+            let (ended, next) = (available.is_empty(), available.get(blanks).copied());
+            self.at.advance(available.get(..blanks).unwrap_or_default());
+            self.inner.consume(blanks);
+            if ended || next.is_some() {
+                return Ok(next);
+            }
+        }
+    }
+}
+
+/// Reads `reader` as whole documents one after another; a byte order mark
+/// is passed over, UTF-16 refused.
+pub fn documents(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Documents, String> {
+    // Read rather than looked at in the buffer, which may hold fewer bytes.
+    let mut start = Vec::with_capacity(BOM.len());
+    reader
+        .by_ref()
+        .take(BOM.len() as u64)
+        .read_to_end(&mut start)
+        .map_err(|e| format!("{name}: {e}"))?;
+    if is_utf16(&start) {
+        return Err(format!("{name}: {UTF16}"));
+    }
+    if start.starts_with(BOM) {
+        start.clear();
+    }
+    Ok(Documents {
+        reader: Counted {
+            inner: Box::new(io::Cursor::new(start).chain(reader)),
+            at: Position { line: 1, column: 1 },
+            document: 0,
+        },
+        ended: false,
+    })
+}
+
+impl Iterator for Documents {
+    type Item = (usize, Result<Vec<u8>, String>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.ended {
+            return None;
+        }
+        let reader = &mut self.reader;
+        let first = match reader.skip_blanks() {
+            Ok(Some(first)) => first,
+            Ok(None) => {
+                // A terminal's input would be read again after its end.
+                self.ended = true;
+                return None;
+            }
+            Err(error) => {
+                self.ended = true;
+                return Some((reader.at.line, Err(error.to_string())));
+            }
+        };
+        let start = reader.at;
+        reader.document = 0;
+        let read = if b"{[\"".contains(&first) {
+            let mut json = serde_json::Deserializer::from_reader(&mut *reader);
+            Box::<RawValue>::deserialize(&mut json)
+                .map(|raw| Box::<str>::from(raw).into_string().into_bytes())
+        } else {
+            reader.scalar().map_err(serde_json::Error::io)
+        };
+        match read {
+            Ok(raw) => {
+                reader.at.advance(&raw);
+                // Columns of its first line as in the input, for its errors.
+                let mut document = vec![b' '; start.column - 1];
+                document.extend(raw);
+                Some((start.line, Ok(document)))
+            }
+            Err(error) => {
+                self.ended = true;
+                let message = match error.column() {
+                    // serde_json counts from where this document starts.
+                    0 => describe(&error),
+                    column if error.line() == 1 => invalid(start.column + column - 1, &error),
+                    column => invalid(column, &error),
+                };
+                Some((start.line + error.line().max(1) - 1, Err(message)))
+            }
+        }
+    }
+}
+
 /// Reads the start of a source to tell a stream of lines from whole documents:
 /// a first line holding exactly one complete document, followed by more
 /// documents, is NDJSON. Large whole documents are parsed with `pruner`
@@ -266,12 +449,20 @@ fn position(name: &str, line: usize, error: &serde_json::Error) -> String {
     }
 }
 
-/// Parses one line of NDJSON, keeping what `pruner` needs.
-pub fn parse_line<'t>(line: &'t [u8], pruner: &Pruner) -> Result<Json<'t>, String> {
-    pruner.parse(line).map_err(|e| match e.column() {
-        0 => format!("invalid JSON: {}", describe(&e)),
-        column => format!("column {column}: invalid JSON: {}", describe(&e)),
-    })
+/// Parses one line of NDJSON, or one document of a stream, keeping what
+/// `pruner` needs; an error says on which of its lines.
+pub fn parse_line<'t>(line: &'t [u8], pruner: &Pruner) -> Result<Json<'t>, (usize, String)> {
+    pruner
+        .parse(line)
+        .map_err(|e| (e.line().max(1), invalid(e.column(), &e)))
+}
+
+/// `column C: invalid JSON: …`, or without a column when there is none.
+fn invalid(column: usize, error: &serde_json::Error) -> String {
+    match column {
+        0 => format!("invalid JSON: {}", describe(error)),
+        column => format!("column {column}: invalid JSON: {}", describe(error)),
+    }
 }
 
 /// Whether a line holds nothing but white space.
@@ -340,8 +531,11 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject<'static
             Content::Documents(found) => documents.extend(found),
             Content::Lines(lines) => {
                 for (number, text) in lines {
-                    let document =
-                        text.and_then(|text| parse_line(&text, &everything).map(Json::into_owned));
+                    let document = text.and_then(|text| {
+                        parse_line(&text, &everything)
+                            .map(Json::into_owned)
+                            .map_err(|(_, message)| message)
+                    });
                     documents.push(document.map_err(|e| format!("{shown}:{number}: {e}"))?);
                 }
             }
@@ -435,5 +629,36 @@ mod tests {
         );
         assert_eq!(read[1], Err(String::from("a line longer than 64 MiB")));
         assert_eq!(read[2], Ok(b"next\n".to_vec()));
+    }
+
+    #[test]
+    fn documents_are_read_whole_with_where_each_starts_across_buffer_refills() {
+        let text =
+            "\u{feff}{\n  \"a\": \"}{ \\\" [\"\n}  [1,\n2]\n\n 12 true\"s\"{\"b\": {}}\n{\"c\": ]";
+        for capacity in [1, 3, 7, 64] {
+            let reader = Box::new(BufReader::with_capacity(capacity, text.as_bytes()));
+            let read: Vec<(usize, Result<String, String>)> = documents("test", reader)
+                .unwrap()
+                .map(|(line, document)| (line, document.map(|d| String::from_utf8(d).unwrap())))
+                .collect();
+            let ok = |line, text: &str| (line, Ok(String::from(text)));
+            assert_eq!(
+                read,
+                [
+                    ok(1, "{\n  \"a\": \"}{ \\\" [\"\n}"),
+                    // Spaces keep the columns of a document's first line.
+                    ok(3, "   [1,\n2]"),
+                    ok(6, " 12"),
+                    ok(6, "    true"),
+                    ok(6, "        \"s\""),
+                    ok(6, "           {\"b\": {}}"),
+                    (
+                        7,
+                        Err(String::from("column 7: invalid JSON: expected value"))
+                    ),
+                ],
+                "buffer of {capacity}"
+            );
+        }
     }
 }

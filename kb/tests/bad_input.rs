@@ -453,6 +453,30 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
     }
     assert_contains(&out.stderr, "stream.ndjson:2: a line longer");
     assert_contains(&out.stderr, "stream.ndjson:4: a line longer");
+
+    // Watched, documents one after another: those before the long one are
+    // answered, and reading stops there, at 64 MiB.
+    let path = write(&dir, "watched.json", format!("{small}\n{small}\n{huge}\n"));
+    let out = run([
+        OsStr::new("eval"),
+        OsStr::new("--watch"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
+    assert_eq!(lines[1]["subject"], "pod default/web");
+    assert_eq!(
+        lines[2],
+        json!({"line": 3, "error": "a document larger than 64 MiB"})
+    );
+    assert_contains(&out.stderr, "watched.json:3: a document larger than 64 MiB");
 }
 
 #[test]

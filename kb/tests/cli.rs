@@ -1253,54 +1253,190 @@ fn ndjson_of_good_lines_exits_0_and_stdin_works_too() {
     );
 }
 
-#[test]
-fn a_live_stream_is_answered_line_by_line_while_it_is_still_open() {
-    // `kubectl get … --watch` piped in: the input stays open, and each
-    // bundle's diagnosis comes out as it arrives, not when a batch fills or
-    // the input ends.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kb"))
-        .args(["eval", "-", "--format", "json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (send, results) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if send.send(line).is_err() {
-                return;
+/// `kb ARGS` reading a standard input kept open, and the lines it writes,
+/// as they come.
+struct Live {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    results: mpsc::Receiver<String>,
+}
+
+impl Live {
+    fn start(args: &[&str]) -> Self {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kb"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, results) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    return;
+                }
             }
+        });
+        Self {
+            child,
+            stdin,
+            results,
         }
-    });
-    let next = || -> Value {
-        let line = results
+    }
+
+    /// Writes `text` to kb's input, which stays open.
+    fn send(&mut self, text: &str) {
+        self.stdin.write_all(text.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line kb writes, as JSON; the wait only keeps a broken kb
+    /// from hanging the test.
+    fn next(&self) -> Value {
+        let line = self
+            .results
             .recv_timeout(Duration::from_secs(60))
             .expect("a result while the input is still open");
         serde_json::from_str(&line).unwrap()
-    };
-    // Two lines at first: the second tells NDJSON from a single document.
-    for path in [
-        example("pending-insufficient-cpu.json"),
-        example("crash-loop-oomkilled.json"),
-    ] {
-        writeln!(stdin, "{}", ndjson_line(&path)).unwrap();
     }
-    stdin.flush().unwrap();
-    assert_eq!(confirmed(&next()), ["pending.insufficient-resources"]);
-    assert_eq!(confirmed(&next()), ["crash.oom-limit"]);
-    writeln!(
-        stdin,
-        "{}",
+
+    /// Closes kb's input; whether it then exited with 0.
+    fn close(mut self) -> bool {
+        drop(self.stdin);
+        self.child.wait().unwrap().success()
+    }
+}
+
+#[test]
+fn a_live_stream_is_answered_line_by_line_while_it_is_still_open() {
+    // NDJSON piped in (`kubectl get … -w -o json | jq -c`): the input stays
+    // open, and each bundle's diagnosis comes out as it arrives, not when a
+    // batch fills or the input ends.
+    let mut live = Live::start(&["eval", "-", "--format", "json"]);
+    // Two lines at first: the second tells NDJSON from a single document.
+    live.send(&format!(
+        "{}\n{}\n",
+        ndjson_line(&example("pending-insufficient-cpu.json")),
+        ndjson_line(&example("crash-loop-oomkilled.json"))
+    ));
+    assert_eq!(confirmed(&live.next()), ["pending.insufficient-resources"]);
+    assert_eq!(confirmed(&live.next()), ["crash.oom-limit"]);
+    live.send(&format!(
+        "{}\n",
         ndjson_line(&fixture("pending/unbound-pvc.json"))
-    )
+    ));
+    assert_eq!(confirmed(&live.next()), ["pending.unbound-pvc"]);
+    assert!(live.close());
+}
+
+/// A fixture's pod as `kubectl get pod NAME -w -o json` prints it: indented
+/// by four spaces, over many lines.
+fn watched_pod(rel: &str) -> String {
+    let pod = &read_json(&fixture(rel))["pod"];
+    let mut out = Vec::new();
+    let indent = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, indent);
+    serde::Serialize::serialize(pod, &mut serializer).unwrap();
+    String::from_utf8(out).unwrap() + "\n"
+}
+
+#[test]
+fn watch_diagnoses_each_document_as_it_arrives_while_the_input_is_open() {
+    let mut live = Live::start(&["eval", "--watch", "--format", "json"]);
+    let first = watched_pod("crash-loop/command-not-found.json");
+    live.send(&first);
+    let result = live.next();
+    assert_eq!(confirmed(&result), ["crash.command-not-found"]);
+    assert_eq!(result["line"], 1);
+    // With `--output-watch-events`, each object comes in its event.
+    let event = format!(
+        "{{\"type\": \"MODIFIED\", \"object\": {}}}\n",
+        watched_pod("image-pull/invalid-name.json")
+    );
+    live.send(&event);
+    let result = live.next();
+    assert_eq!(confirmed(&result), ["image.invalid-name"]);
+    assert_eq!(result["line"], first.lines().count() + 1);
+    assert!(live.close());
+}
+
+#[test]
+fn watch_takes_each_document_as_a_whole_input_and_stops_where_json_breaks() {
+    // A namespace's pods and events taken again and again: each snapshot
+    // gives a diagnosis per pod, with the events that are about it.
+    let pending = read_json(&fixture("pending/unbound-pvc.json"));
+    let crashing = read_json(&fixture("crash-loop/command-not-found.json"));
+    let mut items = vec![pending["pod"].clone(), crashing["pod"].clone()];
+    items.extend(pending["events"].as_array().unwrap().iter().cloned());
+    let snapshot = serde_json::to_string_pretty(&json!({
+        "apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}
+    }))
     .unwrap();
-    stdin.flush().unwrap();
-    assert_eq!(confirmed(&next()), ["pending.unbound-pvc"]);
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    let lines = snapshot.lines().count();
+    // Then a document that is JSON, but nested deeper than kb reads where
+    // a rule looks, on its third line; and one that is not JSON.
+    let deep = format!(
+        "{{\n  \"kind\": \"Pod\",\n  \"status\": {}{}\n}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let broken = "{\n  \"kind\": \"Pod\",\n  \"spec\": }";
+    let input = format!("{snapshot}\n{deep}\n{snapshot}\n{broken}\n{snapshot}\n");
+    let out = run_stdin(["eval", "-w", "--format", "json"], input);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let results = json_lines(&out.stdout);
+    assert_eq!(results.len(), 6, "{}", out.stdout);
+    let (deep_at, second, broken_at) = (lines + 3, lines + 5, 2 * lines + 7);
+    // The object and 127 brackets are as deep as kb reads: serde_json stops
+    // after them, at the 139th byte of the line.
+    assert_eq!(
+        results[2],
+        json!({"line": deep_at, "error": "column 139: invalid JSON: recursion limit exceeded"})
+    );
+    let found: Vec<(Value, Vec<String>)> = [0, 1, 3, 4]
+        .iter()
+        .map(|&i| (results[i]["line"].clone(), confirmed(&results[i])))
+        .collect();
+    let unbound = vec![String::from("pending.unbound-pvc")];
+    let not_found = vec![String::from("crash.command-not-found")];
+    assert_eq!(
+        found,
+        [
+            (json!(1), unbound.clone()),
+            (json!(1), not_found.clone()),
+            (json!(second), unbound),
+            (json!(second), not_found),
+        ]
+    );
+    // Where the next document starts is not known after one that is not
+    // JSON: the stream ends there, with the position of what is wrong.
+    assert_eq!(
+        results[5],
+        json!({"line": broken_at, "error": "column 11: invalid JSON: expected value"})
+    );
+    assert_contains(
+        &out.stderr,
+        &format!("<stdin>:{broken_at}: column 11: invalid JSON: expected value"),
+    );
+}
+
+#[test]
+fn watch_reads_one_input_and_says_when_it_is_empty() {
+    let pod = fixture("crash-loop/command-not-found.json");
+    let out = run([
+        OsStr::new("eval"),
+        OsStr::new("-w"),
+        pod.as_os_str(),
+        pod.as_os_str(),
+    ]);
+    assert_eq!(out.code, 2);
+    assert_contains(&out.stderr, "`--watch` reads one input");
+    let out = run_stdin(["eval", "--watch"], " \n\n");
+    assert_eq!(out.code, 2);
+    assert_contains(&out.stderr, "<stdin>: the input is empty");
 }
 
 #[test]

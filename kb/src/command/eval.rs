@@ -1,7 +1,7 @@
 //! `kb eval`: diagnose what kubectl printed.
 
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::sync::mpsc::{self, TryRecvError};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread;
 
 use anstyle::{AnsiColor, Style};
@@ -11,6 +11,7 @@ use kb_engine::value::Truth;
 use kb_engine::{KnowledgeBase, Lang};
 use serde::Serialize;
 
+use kb_engine::json::Json;
 use kb_engine::needs::Pruner;
 use rayon::prelude::*;
 
@@ -40,6 +41,12 @@ pub struct Args {
     /// stops, with the fact values it read (one report per subject).
     #[arg(long, value_name = "CAUSE")]
     pub why_not: Option<String>,
+    /// Diagnose each document on its own as soon as it has come, for a
+    /// stream that stays open: what `kubectl get pod NAME -w -o json` prints
+    /// (with `--output-watch-events` too), or a snapshot of a namespace
+    /// taken again and again. One input only.
+    #[arg(long, short)]
+    pub watch: bool,
 }
 
 /// Counts what happened, to choose the exit code.
@@ -140,7 +147,9 @@ pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
         out: &mut out,
         tally: Tally::default(),
     };
-    let result = run.inputs(&inputs).and_then(|()| run.out.flush());
+    let result = run
+        .inputs(&inputs, args.watch)
+        .and_then(|()| run.out.flush());
     match result {
         Ok(()) => run.tally.exit(),
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => run.tally.exit(),
@@ -164,7 +173,21 @@ impl Run<'_> {
         self.tally.bad_input = true;
     }
 
-    fn inputs(&mut self, inputs: &[String]) -> io::Result<()> {
+    fn inputs(&mut self, inputs: &[String], watch: bool) -> io::Result<()> {
+        if watch {
+            let [name] = inputs else {
+                self.bad_input("`--watch` reads one input; give the others separately");
+                return Ok(());
+            };
+            let shown = if name == "-" { "<stdin>" } else { name };
+            return match read::open(name).and_then(|reader| read::documents(shown, reader)) {
+                Ok(documents) => self.stream(|_| documents, shown, Unit::Document),
+                Err(message) => {
+                    self.bad_input(&message);
+                    Ok(())
+                }
+            };
+        }
         let mut documents = Vec::new();
         let pruner = || adapter::pruner(self.context.kb);
         for name in inputs {
@@ -180,7 +203,9 @@ impl Run<'_> {
             };
             match content {
                 Content::Documents(found) => documents.extend(found),
-                Content::Lines(lines) if inputs.len() == 1 => return self.stream(lines, shown),
+                Content::Lines(lines) if inputs.len() == 1 => {
+                    return self.stream(|spare| lines.reusing(spare), shown, Unit::Line);
+                }
                 Content::Lines(_) => {
                     self.bad_input(&format!(
                         "{shown}: NDJSON (one document per line) must be the only input; give the other files separately"
@@ -216,14 +241,24 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Evaluates NDJSON: one result per line, in input order; a bad line is
-    /// reported where its result would be, and the others go on. Lines are
-    /// read on a thread of their own, and parsed and diagnosed in parallel,
-    /// up to a batch at a time: as many as have arrived, so that reading
-    /// overlaps diagnosing, and a line of a live stream is answered when it
-    /// comes rather than when a batch fills. Results are flushed whenever
-    /// the input has nothing more yet.
-    fn stream(&mut self, lines: read::Lines, name: &str) -> io::Result<()> {
+    /// Evaluates a stream: NDJSON, one result per line, or documents one
+    /// after another (`--watch`), each document's results together; all in
+    /// input order. A bad line is reported where its result would be, and
+    /// the others go on. Lines are read on a thread of their own (`read`
+    /// makes them there, given where to take buffers to reuse from), and
+    /// parsed and diagnosed in parallel, up to a batch at a time: as many as
+    /// have arrived, so that reading overlaps diagnosing, and a line of a
+    /// live stream is answered when it comes rather than when a batch
+    /// fills. Results are flushed whenever the input has nothing more yet.
+    fn stream<I>(
+        &mut self,
+        read: impl FnOnce(Receiver<Vec<u8>>) -> I + Send + 'static,
+        name: &str,
+        unit: Unit,
+    ) -> io::Result<()>
+    where
+        I: Iterator<Item = (usize, Result<Vec<u8>, String>)>,
+    {
         let flush_each = io::stdout().is_terminal();
         // Worth working out for a stream or a large document only: it costs
         // more than parsing a small one.
@@ -235,38 +270,40 @@ impl Run<'_> {
         thread::Builder::new()
             .name(String::from("kb-read"))
             .spawn(move || {
-                for line in lines.reusing(spare) {
+                for line in read(spare) {
                     if send.send(line).is_err() {
                         return;
                     }
                 }
             })?;
+        let mut any = false;
         loop {
             let first = match arrived.try_recv() {
                 Ok(line) => line,
-                Err(TryRecvError::Disconnected) => return Ok(()),
+                Err(TryRecvError::Disconnected) => break,
                 Err(TryRecvError::Empty) => {
                     self.out.flush()?;
                     match arrived.recv() {
                         Ok(line) => line,
-                        Err(_) => return Ok(()),
+                        Err(_) => break,
                     }
                 }
             };
+            any = true;
             let mut batch: Vec<(usize, Result<Vec<u8>, String>)> = vec![first];
             batch.extend(arrived.try_iter().take(BATCH - 1));
             let context = &self.context;
             let results: Vec<_> = batch
                 .into_par_iter()
                 .map(|(line, raw)| {
-                    let result = raw
-                        .as_ref()
-                        .map_err(String::clone)
-                        .and_then(|raw| context.line(raw, line, &pruner));
-                    (line, result, raw.ok())
+                    let result = match &raw {
+                        Ok(raw) => context.line(raw, line, &pruner, unit),
+                        Err(message) => Err((line, message.clone())),
+                    };
+                    (result, raw.ok())
                 })
                 .collect();
-            for (line, result, raw) in results {
+            for (result, raw) in results {
                 if let Some(raw) = raw.filter(|raw| raw.capacity() <= MAX_REUSED_BUFFER) {
                     // The reader may have stopped; the buffer is then dropped.
                     let _ = give_back.send(raw);
@@ -276,7 +313,7 @@ impl Run<'_> {
                         self.tally.matched |= matched;
                         self.out.write_all(&output)?;
                     }
-                    Err(message) => {
+                    Err((line, message)) => {
                         self.bad_input(&format!("{name}:{line}: {message}"));
                         if self.context.format == Format::Json {
                             serde_json::to_writer(
@@ -295,25 +332,66 @@ impl Run<'_> {
                 }
             }
         }
+        if !any {
+            self.bad_input(&format!("{name}: the input is empty"));
+        }
+        Ok(())
     }
 }
 
+/// What one item of a stream is.
+#[derive(Clone, Copy)]
+enum Unit {
+    /// A line of NDJSON: one subject.
+    Line,
+    /// A whole document (`--watch`): any number of subjects, as a file.
+    Document,
+}
+
 impl Context<'_> {
-    /// One NDJSON line: parsed keeping what the rules read, diagnosed, written out.
-    fn line(&self, raw: &[u8], line: usize, pruner: &Pruner) -> Result<Rendered, String> {
-        let document = read::parse_line(raw, pruner)?;
-        let mut subjects = adapter::subjects(vec![document])?;
-        let subject = match subjects.len() {
-            1 => subjects.remove(0),
-            0 => return Err(String::from("nothing to diagnose on this line")),
-            n => {
+    /// One item of a stream: parsed keeping what the rules read, diagnosed,
+    /// written out.
+    fn line(
+        &self,
+        raw: &[u8],
+        line: usize,
+        pruner: &Pruner,
+        unit: Unit,
+    ) -> Result<Rendered, (usize, String)> {
+        // A line's newline may count as the start of one more.
+        let document = read::parse_line(raw, pruner).map_err(|(at, e)| match unit {
+            Unit::Line => (line, e),
+            Unit::Document => (line + at - 1, e),
+        })?;
+        self.diagnose(document, line, unit).map_err(|e| (line, e))
+    }
+
+    /// The subjects of one item of a stream, diagnosed.
+    fn diagnose(&self, document: Json<'_>, line: usize, unit: Unit) -> Result<Rendered, String> {
+        let subjects = adapter::subjects(vec![document])?;
+        match (unit, subjects.len()) {
+            (Unit::Line, 0) => return Err(String::from("nothing to diagnose on this line")),
+            (Unit::Document, 0) => {
+                return Err(String::from(
+                    "the document holds no pod, owner, namespace or facts to diagnose",
+                ));
+            }
+            (Unit::Line, n @ 2..) => {
                 return Err(format!(
                     "{n} subjects on one line; give one bundle per line"
                 ));
             }
-        };
-        self.render(&subject, Some(line), true)
-            .map_err(|e| e.to_string())
+            _ => {}
+        }
+        let mut rendered = (Vec::new(), false);
+        for subject in &subjects {
+            let (output, matched) = self
+                .render(subject, Some(line), true)
+                .map_err(|e| e.to_string())?;
+            rendered.0.extend(output);
+            rendered.1 |= matched;
+        }
+        Ok(rendered)
     }
 
     /// A subject's diagnosis (or `--why-not` report) as output bytes, and
@@ -391,7 +469,7 @@ pub struct WhyNotReport<'a> {
     /// The object diagnosed: `pod default/web-1`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<&'a str>,
-    /// The input line, for NDJSON.
+    /// The input line, for NDJSON; where the document starts, for `--watch`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
     /// The cause asked about.

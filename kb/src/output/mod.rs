@@ -33,7 +33,7 @@ pub struct Report<'a> {
     /// The object diagnosed: `pod default/web-1`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<&'a str>,
-    /// The input line, for NDJSON.
+    /// The input line, for NDJSON; where the document starts, for `--watch`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
     /// What the knowledge base found.
@@ -42,7 +42,7 @@ pub struct Report<'a> {
 }
 
 /// Writes a report in a format. JSON is pretty for a single document and
-/// one line per report for NDJSON.
+/// one line per report for a stream.
 pub fn write(
     out: &mut dyn Write,
     format: Format,
@@ -67,11 +67,11 @@ pub fn write(
     }
 }
 
-/// A line of NDJSON input that could not be diagnosed, in the output stream
-/// where its result would be.
+/// A line of NDJSON or a document of `--watch` that could not be
+/// diagnosed, in the output stream where its result would be.
 #[derive(Debug, Serialize)]
 pub struct LineError<'a> {
-    /// The input line.
+    /// The input line; for `--watch`, where the error or the document is.
     pub line: usize,
     /// What was wrong with it.
     pub error: &'a str,
