@@ -1,14 +1,15 @@
 //! Arbitrary bytes through input reading: one document, concatenated
-//! documents, or NDJSON lines.
+//! documents, or NDJSON lines; and as documents one after another
+//! (`kb eval --watch`), whose positions only move forward.
 #![no_main]
 
 use kb::read::Content;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let reader = Box::new(std::io::Cursor::new(data.to_vec()));
+    let reader = || Box::new(std::io::Cursor::new(data.to_vec()));
     let pruner = || kb_engine::needs::Needs::everything().pruner();
-    match kb::read::content("fuzz", reader, Some(&pruner)) {
+    match kb::read::content("fuzz", reader(), Some(&pruner)) {
         Ok(Content::Documents(documents)) => {
             let _ = documents.len();
         }
@@ -18,5 +19,15 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         Err(_) => {}
+    }
+    if let Ok(documents) = kb::read::documents("fuzz", reader()) {
+        let mut last = 1;
+        for (line, document) in documents {
+            assert!(line >= last, "line {line} after {last}");
+            if let Ok(document) = document {
+                let _ = kb::read::parse_line(&document, &pruner());
+            }
+            last = line;
+        }
     }
 });
