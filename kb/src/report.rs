@@ -63,6 +63,11 @@ pub fn input_error(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "error: {message}");
 }
 
+/// Writes a note: not an error, something worth knowing while kb works.
+pub fn note(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "note: {message}");
+}
+
 /// `1 error`, `2 errors`: a count and the noun it counts.
 pub fn counted(n: usize, noun: &str) -> String {
     if n == 1 {

@@ -1364,6 +1364,43 @@ fn watch_diagnoses_each_document_as_it_arrives_while_the_input_is_open() {
 }
 
 #[test]
+fn documents_on_stdin_that_has_not_ended_get_a_note_pointing_to_watch() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kb"))
+        .args(["eval", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (send, notes) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    stdin
+        .write_all(watched_pod("crash-loop/command-not-found.json").as_bytes())
+        .unwrap();
+    stdin.flush().unwrap();
+    let note = notes
+        .recv_timeout(Duration::from_secs(60))
+        .expect("a note while the input is still open");
+    assert!(
+        note.starts_with("note: still reading <stdin>, which has not ended"),
+        "{note}"
+    );
+    assert_contains(&note, "use `kb eval --watch`");
+    // The document is diagnosed all the same when the input ends.
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(confirmed(&result), ["crash.command-not-found"]);
+}
+
+#[test]
 fn watch_takes_each_document_as_a_whole_input_and_stops_where_json_breaks() {
     // A namespace's pods and events taken again and again: each snapshot
     // gives a diagnosis per pod, with the events that are about it.

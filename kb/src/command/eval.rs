@@ -1,8 +1,9 @@
 //! `kb eval`: diagnose what kubectl printed.
 
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::thread;
+use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 use kb_engine::diagnosis::{Evidence, Status};
@@ -192,9 +193,11 @@ impl Run<'_> {
         let pruner = || adapter::pruner(self.context.kb);
         for name in inputs {
             let shown = if name == "-" { "<stdin>" } else { name };
-            let content = match read::open(name)
-                .and_then(|reader| read::content(shown, reader, Some(&pruner)))
-            {
+            let reading = (name == "-").then(still_reading_hint);
+            let content =
+                read::open(name).and_then(|reader| read::content(shown, reader, Some(&pruner)));
+            drop(reading);
+            let content = match content {
                 Ok(content) => content,
                 Err(message) => {
                     self.bad_input(&message);
@@ -337,6 +340,27 @@ impl Run<'_> {
         }
         Ok(())
     }
+}
+
+/// How long standard input may stay open, its documents read as one case,
+/// before kb says why nothing comes out yet.
+const STILL_READING_AFTER: Duration = Duration::from_secs(3);
+
+/// Says once on stderr, unless dropped before [`STILL_READING_AFTER`], that
+/// documents read whole are diagnosed when the input ends: piped from
+/// `kubectl get -w`, which never ends, they want `--watch`.
+fn still_reading_hint() -> mpsc::Sender<()> {
+    let (reading, done) = mpsc::channel();
+    thread::spawn(move || {
+        if done.recv_timeout(STILL_READING_AFTER) == Err(RecvTimeoutError::Timeout) {
+            report::note(
+                "still reading <stdin>, which has not ended: a document is diagnosed when the \
+                 input ends (NDJSON line by line from its second line); for documents that keep \
+                 coming, as `kubectl get -w -o json` prints them, use `kb eval --watch`",
+            );
+        }
+    });
+    reading
 }
 
 /// What one item of a stream is.
