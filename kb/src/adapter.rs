@@ -112,6 +112,8 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
     let mut objects = Objects::default();
     let mut bundles = Vec::new();
     let mut facts: Vec<Object<'_>> = Vec::new();
+    // Objects a watch event says were deleted, by label.
+    let mut deleted = Vec::new();
     // Each with where it is, as jq writes it (`.[1]`), for an element of an array.
     let mut documents: Vec<(Json<'_>, String)> = documents
         .into_iter()
@@ -128,6 +130,11 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
             Json::Object(map) if map.contains_key("kind") => objects.add(Json::Object(map))?,
             Json::Object(mut map) if is_watch_event(&map) => {
                 if let Some(object) = map.remove("object") {
+                    if map.get("type").and_then(Json::as_str) == Some("DELETED") {
+                        let kind = object.get("kind").and_then(Json::as_str);
+                        let kind = kind.unwrap_or("object").to_lowercase();
+                        deleted.push(label(&kind, &object));
+                    }
                     documents.push((object, format!("{at}.object")));
                 }
             }
@@ -149,7 +156,14 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
             }
         }
     }
-    let assembled = objects.assemble()?;
+    let mut assembled = objects.assemble()?;
+    for subject in &mut assembled {
+        for gone in &deleted {
+            subject.warnings.push(format!(
+                "a watch event says `{gone}` was deleted: this is its last state"
+            ));
+        }
+    }
     if !bundles.is_empty() && !assembled.is_empty() {
         return Err(String::from(
             "the input mixes bundles ({\"pod\": …}) with bare Kubernetes objects; give one or the other",

@@ -1360,6 +1360,18 @@ fn watch_diagnoses_each_document_as_it_arrives_while_the_input_is_open() {
     let result = live.next();
     assert_eq!(confirmed(&result), ["image.invalid-name"]);
     assert_eq!(result["line"], first.lines().count() + 1);
+    assert_eq!(result["warnings"], json!([]));
+    // The last state of a pod that is gone is diagnosed, saying so.
+    live.send(&event.replace("MODIFIED", "DELETED"));
+    let result = live.next();
+    assert_eq!(confirmed(&result), ["image.invalid-name"]);
+    let subject = result["subject"].as_str().unwrap();
+    assert_eq!(
+        result["warnings"],
+        json!([format!(
+            "a watch event says `{subject}` was deleted: this is its last state"
+        )])
+    );
     assert!(live.close());
 }
 
