@@ -11,6 +11,8 @@ use crate::json::{Json, Object};
 use kb_dsl::source::BorrowedStr;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
+use serde_json::error::Category;
+use serde_json::value::RawValue;
 
 /// A tree of field names: the parts of a JSON document something reads.
 /// Lists are looked through: the fields of a list are those of its elements.
@@ -179,23 +181,25 @@ impl Pruner {
     /// Parses one or more JSON documents one after the other, as
     /// [`Pruner::parse`] does each.
     pub fn parse_many<'t>(&self, text: &'t [u8]) -> serde_json::Result<Vec<Json<'t>>> {
-        match simdutf8::basic::from_utf8(text) {
-            Ok(text) => self.parse_many_from(serde_json::Deserializer::from_str(text)),
-            Err(_) => self.parse_many_from(serde_json::Deserializer::from_slice(text)),
-        }
-    }
-
-    fn parse_many_from<'de, R: serde_json::de::Read<'de>>(
-        &self,
-        mut deserializer: serde_json::Deserializer<R>,
-    ) -> serde_json::Result<Vec<Json<'de>>> {
-        let mut documents = Vec::new();
-        loop {
-            documents.push(Prune(self).deserialize(&mut deserializer)?);
-            // Passes white space, and stops before anything else.
-            if deserializer.end().is_ok() {
-                return Ok(documents);
+        let Ok(text) = simdutf8::basic::from_utf8(text) else {
+            // Reading bytes says where it stops being UTF-8.
+            return self.parse(text).map(|document| vec![document]);
+        };
+        match self.parse_from(serde_json::Deserializer::from_str(text)) {
+            Ok(document) => Ok(vec![document]),
+            // Where each of several ends is found first, by the parser: asked
+            // whether more follows, it would count the lines before it.
+            Err(error) if error.classify() == Category::Syntax => {
+                serde_json::Deserializer::from_str(text)
+                    .into_iter::<&RawValue>()
+                    .map(|raw| {
+                        raw.and_then(|raw| {
+                            self.parse_from(serde_json::Deserializer::from_str(raw.get()))
+                        })
+                    })
+                    .collect()
             }
+            Err(error) => Err(error),
         }
     }
 
