@@ -351,7 +351,8 @@ const STILL_READING_AFTER: Duration = Duration::from_secs(3);
 /// `kubectl get -w`, which never ends, they want `--watch`.
 fn still_reading_hint() -> mpsc::Sender<()> {
     let (reading, done) = mpsc::channel();
-    thread::spawn(move || {
+    // Without a thread for it, there is no note; nothing else changes.
+    let _ = thread::Builder::new().spawn(move || {
         if done.recv_timeout(STILL_READING_AFTER) == Err(RecvTimeoutError::Timeout) {
             report::note(
                 "still reading <stdin>, which has not ended: a document is diagnosed when the \
