@@ -541,6 +541,13 @@ fn a_byte_order_mark_is_passed_over_and_utf16_is_refused_with_what_to_do() {
         "{}",
         out.stderr
     );
+    // Watched, the document's line is given, the diagnosis the same.
+    let out = run([OsStr::new("eval"), OsStr::new("--watch"), bom.as_os_str()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        plain.stdout.replacen("x2kqp\n", "x2kqp (line 1)\n", 1)
+    );
 
     // A stream's first line too; a broken line is still found at its place.
     let pod = pod("web", "default").to_string();
@@ -591,6 +598,9 @@ test "with a byte order mark" {
         &out.stderr,
         "utf16.json: UTF-16 text, and kb reads UTF-8 (PowerShell's `>` writes UTF-16; `| Out-File -Encoding utf8` writes UTF-8)",
     );
+    let out = run([OsStr::new("eval"), OsStr::new("-w"), path.as_os_str()]);
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+    assert_contains(&out.stderr, "utf16.json: UTF-16 text, and kb reads UTF-8");
     let rules = TempDir::new().unwrap();
     write(&rules, "rules.kb", utf16("input pod \"The pod\"\n"));
     let out = run([OsStr::new("check"), rules.path().as_os_str()]);
