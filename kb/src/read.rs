@@ -90,6 +90,12 @@ pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, String> {
     Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
 }
 
+/// Whether standard input may stay open: a pipe or a terminal, not a file
+/// (`kb eval - < case.json`), which always ends.
+pub fn stdin_may_stay_open() -> bool {
+    std::fs::metadata("/dev/stdin").map_or(true, |meta| !meta.is_file())
+}
+
 /// What an input source holds.
 pub enum Content {
     /// One or more JSON documents to read as a whole.
