@@ -32,6 +32,13 @@ impl Span {
     fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
+
+    fn shifted(self, by: u32) -> Self {
+        Self {
+            start: self.start.saturating_add(by),
+            end: self.end.saturating_add(by),
+        }
+    }
 }
 
 /// A regular expression of [`Exprs::patterns`].
@@ -99,7 +106,86 @@ pub(crate) enum CExpr {
     ToNumber(ExprId),
 }
 
+/// How far the ids of an arena moved when it was appended to another.
+#[derive(Clone, Copy)]
+pub(crate) struct Shift {
+    nodes: u32,
+    operands: u32,
+    names: u32,
+    strings: u32,
+    patterns: u32,
+}
+
+impl Shift {
+    /// Where an expression of the appended arena now is.
+    pub fn expr(self, id: ExprId) -> ExprId {
+        ExprId(id.0.saturating_add(self.nodes))
+    }
+
+    fn node(self, expr: CExpr) -> CExpr {
+        let e = |id| self.expr(id);
+        let p = |id: PatternId| PatternId(id.0.saturating_add(self.patterns));
+        match expr {
+            CExpr::Bool(_)
+            | CExpr::Number(_)
+            | CExpr::Fact(_)
+            | CExpr::Input(_)
+            | CExpr::Element => expr,
+            CExpr::Text(text) => CExpr::Text(text.shifted(self.strings)),
+            CExpr::List(items) => CExpr::List(items.shifted(self.operands)),
+            CExpr::Coalesce(items) => CExpr::Coalesce(items.shifted(self.operands)),
+            CExpr::Concat(items) => CExpr::Concat(items.shifted(self.operands)),
+            CExpr::Path(of, names) => CExpr::Path(e(of), names.shifted(self.names)),
+            CExpr::Index(a, b) => CExpr::Index(e(a), e(b)),
+            CExpr::Filter(a, b) => CExpr::Filter(e(a), e(b)),
+            CExpr::Not(a) => CExpr::Not(e(a)),
+            CExpr::And(a, b) => CExpr::And(e(a), e(b)),
+            CExpr::Or(a, b) => CExpr::Or(e(a), e(b)),
+            CExpr::Compare(cmp, a, b) => CExpr::Compare(cmp, e(a), e(b)),
+            CExpr::Contains(a, b) => CExpr::Contains(e(a), e(b)),
+            CExpr::StartsWith(a, b) => CExpr::StartsWith(e(a), e(b)),
+            CExpr::EndsWith(a, b) => CExpr::EndsWith(e(a), e(b)),
+            CExpr::In(a, b) => CExpr::In(e(a), e(b)),
+            CExpr::Matches(a, pattern) => CExpr::Matches(e(a), p(pattern)),
+            CExpr::Exists(a) => CExpr::Exists(e(a)),
+            CExpr::Any(a, b) => CExpr::Any(e(a), e(b)),
+            CExpr::All(a, b) => CExpr::All(e(a), e(b)),
+            CExpr::Count(a, b) => CExpr::Count(e(a), b.map(e)),
+            CExpr::First(a) => CExpr::First(e(a)),
+            CExpr::Last(a) => CExpr::Last(e(a)),
+            CExpr::Len(a) => CExpr::Len(e(a)),
+            CExpr::Lower(a) => CExpr::Lower(e(a)),
+            CExpr::Capture(a, pattern) => CExpr::Capture(e(a), p(pattern)),
+            CExpr::ToNumber(a) => CExpr::ToNumber(e(a)),
+        }
+    }
+}
+
 impl Exprs {
+    /// Moves the expressions of `other`, compiled apart, after these; what
+    /// refers to one of them finds it through the shift returned.
+    pub fn append(&mut self, other: Exprs) -> Shift {
+        let shift = Shift {
+            nodes: index_u32(self.nodes.len()),
+            operands: index_u32(self.operands.len()),
+            names: index_u32(self.names.len()),
+            strings: index_u32(self.strings.len()),
+            patterns: index_u32(self.patterns.len()),
+        };
+        let nodes = other.nodes.into_iter().map(|expr| shift.node(expr));
+        self.nodes.extend(nodes);
+        let operands = other.operands.into_iter().map(|id| shift.expr(id));
+        self.operands.extend(operands);
+        let names = other
+            .names
+            .into_iter()
+            .map(|name| name.shifted(shift.strings));
+        self.names.extend(names);
+        self.strings.push_str(&other.strings);
+        self.patterns.extend(other.patterns);
+        shift
+    }
+
     /// Adds an expression whose operands are already in.
     pub fn push(&mut self, expr: CExpr) -> ExprId {
         self.nodes.push(expr);

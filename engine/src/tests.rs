@@ -325,6 +325,43 @@ cause c.not_in "not in" { fix "f" { step "s" } }
 }
 
 #[test]
+fn facts_compiled_beside_the_conditions_keep_their_texts_lists_and_patterns() {
+    // The facts' expressions are compiled apart and appended after the
+    // conditions', each kind of run they refer to moved with them; loading
+    // the bytes checks that the arena holds together.
+    let kb = kb(r#"
+fact app: string "App" { from coalesce(pod.metadata.labels["app"], "none") }
+fact nodes: string "Nodes" { from capture(message, r"^(\d+)/\d+ nodes") }
+fact reasons: list<string> "Reasons" { from concat(["Seen"], events.reason) }
+fact status: object "Status" { from pod.status }
+symptom s "S" {
+  when message matches r"(?i)insufficient" and status.phase in ["Pending", "Unknown"]
+  check "Which?" {
+    if app == "web" and nodes == "0" and "BackOff" in reasons and "Seen" in reasons => c.all
+    else => c.other
+  }
+}
+cause c.all "all" { fix "f" { step "s" } }
+cause c.other "other" { fix "f" { step "s" } }
+"#);
+    let input = json!({
+        "pod": {"metadata": {"labels": {"app": "web"}}, "status": {"phase": "Pending"}},
+        "events": [
+            {"reason": "FailedScheduling", "message": "0/3 nodes are available: 3 Insufficient cpu."},
+            {"reason": "BackOff"},
+        ],
+    });
+    let loaded = KnowledgeBase::from_bytes(kb.to_bytes().unwrap(), []).unwrap();
+    for kb in [kb, loaded] {
+        let confirmed: Vec<String> = eval(&kb, &input)
+            .confirmed()
+            .map(|c| c.id.clone())
+            .collect();
+        assert_eq!(confirmed, ["c.all"]);
+    }
+}
+
+#[test]
 fn first_and_last_of_a_filtered_list_are_the_first_and_last_it_keeps() {
     // Evaluated without making the list: the same as indexing the list.
     let kb = kb(r#"

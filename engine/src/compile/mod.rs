@@ -4,6 +4,7 @@
 mod causes;
 mod expr;
 mod extend;
+mod facts;
 mod patterns;
 mod reads;
 
@@ -25,6 +26,7 @@ use crate::text::Text;
 use crate::types::Ty;
 use causes::Causes;
 use expr::ExprCompiler;
+use facts::Facts;
 use patterns::Checked;
 
 /// Compiles rules into a knowledge base, or reports every problem found.
@@ -59,22 +61,29 @@ fn compile_with(
 ) -> Result<KnowledgeBase, Vec<Problem>> {
     let mut compiler = Compiler {
         problems,
-        patterns,
+        patterns: Arc::new(patterns),
         ..Compiler::default()
     };
     compiler.declare(rules);
-    // Causes read nothing of the rest but the names declared: they compile
-    // on another core while the facts and symptoms do.
-    let (names, first_cause) = (Arc::clone(&compiler.names), compiler.first_cause);
-    let (causes, ()) = rayon::join(
-        || Causes::compile(rules, &names, first_cause),
+    // Causes and facts read nothing of the rest but what is declared: they
+    // compile on another core while the symptoms and checks do, which take
+    // about as long as both.
+    let names = Arc::clone(&compiler.names);
+    let (types, patterns) = (
+        Arc::clone(&compiler.fact_types),
+        Arc::clone(&compiler.patterns),
+    );
+    let first_cause = compiler.first_cause;
+    let ((causes, facts), ()) = rayon::join(
         || {
-            compiler.compile_facts(rules);
-            compiler.compile_symptoms(rules);
+            let causes = Causes::compile(rules, &names, first_cause);
+            (causes, Facts::compile(rules, &names, &types, &patterns))
         },
+        || compiler.compile_symptoms(rules),
     );
     // The last other reference: `finish` then takes the names without a copy.
     drop(names);
+    compiler.add_facts(facts);
     compiler.add_causes(causes);
     compiler.validate_graph();
     compiler.validate_tests(rules);
@@ -180,7 +189,8 @@ struct Compiler<'r> {
     ids: HashMap<String, (Id, Loc)>,
     inputs: Vec<InputInfo>,
     facts: Vec<FactInfo>,
-    fact_types: Vec<Ty>,
+    /// Shared, once declared, with the compiling of facts.
+    fact_types: Arc<Vec<Ty>>,
     /// For each fact, the facts its derivation reads.
     fact_reads: Vec<Vec<FactId>>,
     symptoms: Vec<SymptomInfo>,
@@ -200,7 +210,7 @@ struct Compiler<'r> {
     graph: DiGraph<Node, Edge>,
     templates: Templates,
     /// The regular expressions of the rules, checked or assumed valid.
-    patterns: Checked,
+    patterns: Arc<Checked>,
     /// The compiled derivations and conditions.
     exprs: Exprs,
     /// Facts read by conditions and templates.
@@ -272,9 +282,7 @@ impl<'r> Compiler<'r> {
         Arc::make_mut(&mut self.names).reserve(inputs + facts);
         self.ids.reserve(symptoms + causes + checks);
         self.inputs.reserve_exact(inputs);
-        self.fact_types.reserve_exact(facts);
-        self.facts.reserve_exact(facts);
-        self.fact_reads.reserve_exact(facts);
+        Arc::make_mut(&mut self.fact_types).reserve_exact(facts);
         self.symptoms.reserve_exact(symptoms);
         self.symptom_checks.reserve_exact(symptoms);
         self.check_asts.reserve_exact(checks);
@@ -299,7 +307,7 @@ impl<'r> Compiler<'r> {
         for fact in rules.facts() {
             let id = FactId(self.fact_types.len());
             self.declare_name(&fact.name, Name::Fact(id));
-            self.fact_types.push(Ty::of(&fact.ty));
+            Arc::make_mut(&mut self.fact_types).push(Ty::of(&fact.ty));
         }
         for (i, symptom) in rules.symptoms().enumerate() {
             self.declare_id(&symptom.id.name, &symptom.id.loc, Id::Symptom(SymptomId(i)));
@@ -350,98 +358,6 @@ impl<'r> Compiler<'r> {
             &mut self.problems,
             &mut self.exprs,
         )
-    }
-
-    fn compile_facts(&mut self, rules: &RuleSet) {
-        for fact in rules.facts() {
-            let id = FactId(self.facts.len());
-            let ty = self.fact_types.get(id.0).cloned().unwrap_or(Ty::Any);
-            let (from, reads) = match &fact.from {
-                Some(expr) => {
-                    let mut compiler = self.expr_compiler(true);
-                    let compiled = compiler.expr(expr);
-                    let reads = std::mem::take(&mut compiler.reads);
-                    if let Some((_, got)) = &compiled
-                        && !ty.accepts(got)
-                    {
-                        self.problems.push(
-                            Problem::error(
-                                Code::TypeMismatch,
-                                &expr.loc,
-                                format!(
-                                    "fact `{}` is declared {ty}, but its derivation is {got}",
-                                    fact.name.name
-                                ),
-                            )
-                            .with_label(format!("this is {got}")),
-                        );
-                    }
-                    (compiled.map(|(c, _)| c), reads)
-                }
-                None => (None, Vec::new()),
-            };
-            let gather = fact.gather.as_ref().and_then(|s| self.template(s));
-            self.fact_reads.push(reads.clone());
-            self.facts.push(FactInfo {
-                name: fact.name.name.as_str().into(),
-                ty,
-                title: LocalText::of(&fact.title),
-                explain: fact.explain.as_ref().map(LocalText::of),
-                derivation: fact.from.as_ref().map(|e| one_line(e.loc.text()).into()),
-                gather,
-                reads,
-                from,
-                loc: fact.loc.clone(),
-            });
-        }
-        self.check_fact_cycles();
-    }
-
-    fn check_fact_cycles(&mut self) {
-        let mut graph = DiGraph::<FactId, ()>::new();
-        let nodes: Vec<NodeIndex> = (0..self.facts.len())
-            .map(|i| graph.add_node(FactId(i)))
-            .collect();
-        for (from, reads) in self.fact_reads.iter().enumerate() {
-            for read in reads {
-                if let (Some(&a), Some(&b)) = (nodes.get(from), nodes.get(read.0)) {
-                    graph.add_edge(a, b, ());
-                }
-            }
-        }
-        for component in tarjan_scc(&graph) {
-            let is_cycle = component.len() > 1
-                || component
-                    .first()
-                    .is_some_and(|&n| graph.find_edge(n, n).is_some());
-            if !is_cycle {
-                continue;
-            }
-            let mut members: Vec<&FactInfo> = component
-                .iter()
-                .filter_map(|&n| self.facts.get(graph[n].0))
-                .collect();
-            members.sort_by_key(|f| (f.loc.src.name.clone(), f.loc.start()));
-            let Some((first, rest)) = members.split_first() else {
-                continue;
-            };
-            let names: Vec<String> = members.iter().map(|f| format!("`{}`", f.name)).collect();
-            let mut problem = Problem::error(
-                Code::Cycle,
-                &first.loc,
-                format!(
-                    "facts derive from each other in a loop: {}",
-                    names.join(" → ")
-                ),
-            )
-            .with_label("part of the loop")
-            .with_help("a fact must be derivable from the input without reading itself");
-            for other in rest {
-                problem = problem
-                    .with_related(&other.loc, format!("`{}` is part of the loop", other.name));
-            }
-            self.problems.push(problem);
-        }
     }
 
     /// [`template`], into the compiler's lists.
@@ -675,6 +591,23 @@ impl<'r> Compiler<'r> {
             self.meant.push(similar.to_owned());
         }
         self.problems.push(problem);
+    }
+
+    /// Takes in the facts compiled apart: their templates and expressions
+    /// after the symptoms' and checks'.
+    fn add_facts(&mut self, mut facts: Facts) {
+        let (templates, shift) = (self.templates.len(), self.exprs.append(facts.exprs));
+        for fact in &mut facts.infos {
+            fact.from = fact.from.map(|id| shift.expr(id));
+            if let Some(gather) = &mut fact.gather {
+                gather.index += templates;
+            }
+        }
+        self.templates.append(facts.templates);
+        self.facts = facts.infos;
+        self.fact_reads = facts.reads;
+        self.used.extend(facts.used);
+        self.problems.extend(facts.problems);
     }
 
     /// Takes in the causes compiled apart. Their templates come first: the
