@@ -36,58 +36,24 @@ pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
     let extended = extend::apply(rules, &mut problems);
     let rules = extended.as_ref().unwrap_or(rules);
     // Checking the regular expressions costs about as much as compiling all
-    // the rest, which is done on one core: they are checked on the others
-    // meanwhile, the rest compiled as if each were valid. When one is not,
-    // the rules are compiled again with what checking found, for the same
-    // problems as if it had been known from the start.
-    let literals = patterns::literals(rules);
+    // the rest: they are checked on another core meanwhile, the rest
+    // compiled as if each were valid. When one is not, the rules are
+    // compiled again with what checking found, for the same problems as if
+    // it had been known from the start. Their literals are found while the
+    // names and ids are declared.
+    let (literals, declared) = rayon::join(
+        || patterns::literals(rules),
+        || Compiler::declared(rules, problems.clone()),
+    );
     let (checked, assumed) = rayon::join(
         || Checked::of(&literals),
-        || compile_with(rules, problems.clone(), Checked::assumed(&literals)),
+        || declared.compile(rules, Checked::assumed(&literals)),
     );
     if checked.all_valid() {
         assumed
     } else {
-        compile_with(rules, problems, checked)
+        Compiler::declared(rules, problems).compile(rules, checked)
     }
-}
-
-/// Compiles rules whose regular expressions are `patterns`, after the
-/// `problems` extending them found.
-fn compile_with(
-    rules: &RuleSet,
-    problems: Vec<Problem>,
-    patterns: Checked,
-) -> Result<KnowledgeBase, Vec<Problem>> {
-    let mut compiler = Compiler {
-        problems,
-        patterns: Arc::new(patterns),
-        ..Compiler::default()
-    };
-    compiler.declare(rules);
-    // Causes and facts read nothing of the rest but what is declared: they
-    // compile on another core while the symptoms and checks do, which take
-    // about as long as both.
-    let names = Arc::clone(&compiler.names);
-    let (types, patterns) = (
-        Arc::clone(&compiler.fact_types),
-        Arc::clone(&compiler.patterns),
-    );
-    let first_cause = compiler.first_cause;
-    let ((causes, facts), ()) = rayon::join(
-        || {
-            let causes = Causes::compile(rules, &names, first_cause);
-            (causes, Facts::compile(rules, &names, &types, &patterns))
-        },
-        || compiler.compile_symptoms(rules),
-    );
-    // The last other reference: `finish` then takes the names without a copy.
-    drop(names);
-    compiler.add_facts(facts);
-    compiler.add_causes(causes);
-    compiler.validate_graph();
-    compiler.validate_tests(rules);
-    compiler.finish(rules)
 }
 
 /// An expression as written, on one line: the author's line breaks and
@@ -221,6 +187,46 @@ struct Compiler<'r> {
 }
 
 impl<'r> Compiler<'r> {
+    /// A compiler with every name and id of `rules` declared, after the
+    /// `problems` extending them found.
+    fn declared(rules: &'r RuleSet, problems: Vec<Problem>) -> Self {
+        let mut compiler = Compiler {
+            problems,
+            ..Compiler::default()
+        };
+        compiler.declare(rules);
+        compiler
+    }
+
+    /// Compiles the declared rules, whose regular expressions are `patterns`.
+    fn compile(
+        mut self,
+        rules: &'r RuleSet,
+        patterns: Checked,
+    ) -> Result<KnowledgeBase, Vec<Problem>> {
+        self.patterns = Arc::new(patterns);
+        // Causes and facts read nothing of the rest but what is declared: they
+        // compile on another core while the symptoms and checks do, which take
+        // about as long as both.
+        let names = Arc::clone(&self.names);
+        let (types, patterns) = (Arc::clone(&self.fact_types), Arc::clone(&self.patterns));
+        let first_cause = self.first_cause;
+        let ((causes, facts), ()) = rayon::join(
+            || {
+                let causes = Causes::compile(rules, &names, first_cause);
+                (causes, Facts::compile(rules, &names, &types, &patterns))
+            },
+            || self.compile_symptoms(rules),
+        );
+        // The last other reference: `finish` then takes the names without a copy.
+        drop(names);
+        self.add_facts(facts);
+        self.add_causes(causes);
+        self.validate_graph();
+        self.validate_tests(rules);
+        self.finish(rules)
+    }
+
     fn declare_name(&mut self, name: &ast::Ident, what: Name) {
         if let Some((_, first)) = self.names.get(&name.name) {
             let problem = Problem::error(
