@@ -35,12 +35,12 @@ pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
     let mut problems = Vec::new();
     let extended = extend::apply(rules, &mut problems);
     let rules = extended.as_ref().unwrap_or(rules);
-    // Checking the regular expressions costs about as much as compiling all
-    // the rest: they are checked on another core meanwhile, the rest
-    // compiled as if each were valid. When one is not, the rules are
-    // compiled again with what checking found, for the same problems as if
-    // it had been known from the start. Their literals are found while the
-    // names and ids are declared.
+    // Checking the regular expressions (their syntax, the size of what each
+    // compiles to) is done on another core while the rest is compiled as if
+    // each were valid. When one is not, the rules are compiled again with
+    // what checking found, for the same problems as if it had been known
+    // from the start. Their literals are found while the names and ids are
+    // declared.
     let (literals, declared) = rayon::join(
         || patterns::literals(rules),
         || Compiler::declared(rules, problems.clone()),
@@ -150,7 +150,7 @@ const UNREACHED: usize = usize::MAX;
 #[derive(Default)]
 struct Compiler<'r> {
     problems: Vec<Problem>,
-    /// Shared, once declared, with the compiling of causes.
+    /// Shared, once declared, with the compiling of causes and facts.
     names: Arc<Names>,
     ids: HashMap<String, (Id, Loc)>,
     inputs: Vec<InputInfo>,
