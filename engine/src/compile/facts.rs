@@ -4,12 +4,11 @@
 
 use kb_dsl::ast::RuleSet;
 use kb_dsl::{Code, Problem};
-use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::expr::ExprCompiler;
 use super::patterns::Checked;
-use super::{Names, one_line, template};
+use super::{Names, loop_problem, loops, one_line, template};
 use crate::expr::Exprs;
 use crate::kb::{FactId, FactInfo, LocalText};
 use crate::template::Templates;
@@ -112,38 +111,15 @@ impl Facts {
                 }
             }
         }
-        for component in tarjan_scc(&graph) {
-            let is_cycle = component.len() > 1
-                || component
-                    .first()
-                    .is_some_and(|&n| graph.find_edge(n, n).is_some());
-            if !is_cycle {
-                continue;
-            }
-            let mut members: Vec<&FactInfo> = component
+        for component in loops(&graph) {
+            let members = component
                 .iter()
                 .filter_map(|&n| self.infos.get(graph[n].0))
-                .collect();
-            members.sort_by_key(|f| (f.loc.src.name.clone(), f.loc.start()));
-            let Some((first, rest)) = members.split_first() else {
-                continue;
-            };
-            let names: Vec<String> = members.iter().map(|f| format!("`{}`", f.name)).collect();
-            let mut problem = Problem::error(
-                Code::Cycle,
-                &first.loc,
-                format!(
-                    "facts derive from each other in a loop: {}",
-                    names.join(" → ")
-                ),
-            )
-            .with_label("part of the loop")
-            .with_help("a fact must be derivable from the input without reading itself");
-            for other in rest {
-                problem = problem
-                    .with_related(&other.loc, format!("`{}` is part of the loop", other.name));
-            }
-            self.problems.push(problem);
+                .map(|fact| (&fact.loc, fact.name.as_str()));
+            let says = "facts derive from each other in a loop";
+            let help = "a fact must be derivable from the input without reading itself";
+            self.problems
+                .extend(loop_problem(members.collect(), says, help));
         }
     }
 }

@@ -56,6 +56,36 @@ pub fn compile(rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
     }
 }
 
+/// The loops of `graph`: its strongly connected components of more than
+/// one node, or of one with an edge to itself.
+fn loops<N, E>(graph: &DiGraph<N, E>) -> impl Iterator<Item = Vec<NodeIndex>> + '_ {
+    tarjan_scc(graph).into_iter().filter(|component| {
+        component.len() > 1
+            || component
+                .first()
+                .is_some_and(|&n| graph.find_edge(n, n).is_some())
+    })
+}
+
+/// A loop through `members` (where each is declared, and its name),
+/// reported where the first of them is written: what it `says`, the loop,
+/// and the `help`.
+fn loop_problem(mut members: Vec<(&Loc, &str)>, says: &str, help: &str) -> Option<Problem> {
+    members.sort_by_key(|(loc, _)| (loc.src.name.clone(), loc.start()));
+    let ((first, _), rest) = members.split_first()?;
+    let names: Vec<String> = members
+        .iter()
+        .map(|(_, name)| format!("`{name}`"))
+        .collect();
+    let mut problem = Problem::error(Code::Cycle, first, format!("{says}: {}", names.join(" → ")))
+        .with_label("part of the loop")
+        .with_help(help);
+    for (loc, name) in rest {
+        problem = problem.with_related(loc, format!("`{name}` is part of the loop"));
+    }
+    Some(problem)
+}
+
 /// An expression as written, on one line: the author's line breaks and
 /// indentation become single spaces (no string literal spans lines).
 fn one_line(text: &str) -> String {
@@ -635,38 +665,15 @@ impl<'r> Compiler<'r> {
 
     /// Rejects loops between checks and anything no symptom reaches.
     fn validate_graph(&mut self) {
-        for component in tarjan_scc(&self.graph) {
-            let is_cycle = component.len() > 1
-                || component
-                    .first()
-                    .is_some_and(|&n| self.graph.find_edge(n, n).is_some());
-            if !is_cycle {
-                continue;
-            }
-            let mut members: Vec<&CheckInfo> = component
-                .iter()
-                .filter_map(|&n| match self.graph[n] {
-                    Node::Check(c) => self.checks.get(c.0),
-                    _ => None,
-                })
-                .collect();
-            members.sort_by_key(|c| (c.loc.src.name.clone(), c.loc.start()));
-            let Some((first, rest)) = members.split_first() else {
-                continue;
-            };
-            let names: Vec<String> = members.iter().map(|c| format!("`{}`", c.id)).collect();
-            let mut problem = Problem::error(
-                Code::Cycle,
-                &first.loc,
-                format!("checks lead back to themselves: {}", names.join(" → ")),
-            )
-            .with_label("part of the loop")
-            .with_help("a decision tree never returns to a check it has passed");
-            for other in rest {
-                problem =
-                    problem.with_related(&other.loc, format!("`{}` is part of the loop", other.id));
-            }
-            self.problems.push(problem);
+        for component in loops(&self.graph) {
+            let members = component.iter().filter_map(|&n| match self.graph[n] {
+                Node::Check(c) => self.checks.get(c.0).map(|c| (&c.loc, c.id.as_str())),
+                _ => None,
+            });
+            let says = "checks lead back to themselves";
+            let help = "a decision tree never returns to a check it has passed";
+            self.problems
+                .extend(loop_problem(members.collect(), says, help));
         }
         let rank = self.preorder();
         let reached = |node: NodeIndex| rank.get(node.index()).is_some_and(|&r| r != UNREACHED);
