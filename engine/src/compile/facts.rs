@@ -17,8 +17,6 @@ use crate::types::Ty;
 /// Compiled facts, with what they add to the rest of the knowledge base.
 pub(super) struct Facts {
     pub infos: Vec<FactInfo>,
-    /// For each fact, the facts its derivation reads.
-    pub reads: Vec<Vec<FactId>>,
     /// Their derivations, in an arena of their own.
     pub exprs: Exprs,
     /// Their commands to gather them, numbered from 0.
@@ -31,10 +29,8 @@ pub(super) struct Facts {
 impl Facts {
     /// Compiles the facts of `rules`, declared with the types `types`.
     pub fn compile(rules: &RuleSet, names: &Names, types: &[Ty], patterns: &Checked) -> Self {
-        let count = types.len();
         let mut compiled = Self {
-            infos: Vec::with_capacity(count),
-            reads: Vec::with_capacity(count),
+            infos: Vec::with_capacity(types.len()),
             exprs: Exprs::default(),
             templates: Templates::default(),
             used: Vec::new(),
@@ -81,7 +77,6 @@ impl Facts {
                     &mut compiled.problems,
                 )
             });
-            compiled.reads.push(reads.clone());
             compiled.infos.push(FactInfo {
                 name: fact.name.name.as_str().into(),
                 ty: ty.clone(),
@@ -104,8 +99,8 @@ impl Facts {
         let nodes: Vec<NodeIndex> = (0..self.infos.len())
             .map(|i| graph.add_node(FactId(i)))
             .collect();
-        for (from, reads) in self.reads.iter().enumerate() {
-            for read in reads {
+        for (from, fact) in self.infos.iter().enumerate() {
+            for read in &fact.reads {
                 if let (Some(&a), Some(&b)) = (nodes.get(from), nodes.get(read.0)) {
                     graph.add_edge(a, b, ());
                 }

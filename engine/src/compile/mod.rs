@@ -187,8 +187,6 @@ struct Compiler<'r> {
     facts: Vec<FactInfo>,
     /// Shared, once declared, with the compiling of facts.
     fact_types: Arc<Vec<Ty>>,
-    /// For each fact, the facts its derivation reads.
-    fact_reads: Vec<Vec<FactId>>,
     symptoms: Vec<SymptomInfo>,
     /// Every check in the AST, by `CheckId`, with its id.
     check_asts: Vec<(&'r ast::Check, String)>,
@@ -641,7 +639,6 @@ impl<'r> Compiler<'r> {
         }
         self.templates.append(facts.templates);
         self.facts = facts.infos;
-        self.fact_reads = facts.reads;
         self.used.extend(facts.used);
         self.problems.extend(facts.problems);
     }
@@ -793,7 +790,8 @@ impl<'r> Compiler<'r> {
 
     fn finish(mut self, rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
         let mut used = vec![false; self.facts.len()];
-        for id in self.used.iter().chain(self.fact_reads.iter().flatten()) {
+        let derived = self.facts.iter().flat_map(|fact| &fact.reads);
+        for id in self.used.iter().chain(derived) {
             if let Some(slot) = used.get_mut(id.0) {
                 *slot = true;
             }
