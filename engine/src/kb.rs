@@ -1,6 +1,6 @@
 //! A compiled knowledge base: the decision graph and what its nodes say.
 
-use std::collections::BTreeMap;
+use crate::sorted::SortedMap;
 
 use kb_dsl::{Loc, Problem, ast};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -147,10 +147,8 @@ pub struct KnowledgeBase {
     pub(crate) rank: Vec<usize>,
     /// Ordered, as every map here, so that the same knowledge base always
     /// gives the same bytes ([`KnowledgeBase::to_bytes`]).
-    #[serde(deserialize_with = "crate::snapshot::sorted_map")]
-    pub(crate) names: BTreeMap<Text, Name>,
-    #[serde(deserialize_with = "crate::snapshot::sorted_map")]
-    pub(crate) ids: BTreeMap<Text, Id>,
+    pub(crate) names: SortedMap<Text, Name>,
+    pub(crate) ids: SortedMap<Text, Id>,
     pub(crate) templates: Templates,
     /// What the facts read of each input, by `InputId`.
     pub(crate) input_needs: Vec<Needs>,

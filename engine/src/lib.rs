@@ -35,6 +35,7 @@ mod misread;
 pub mod needs;
 mod pattern;
 mod snapshot;
+mod sorted;
 mod template;
 pub mod text;
 pub mod types;

@@ -2,14 +2,12 @@
 //! without parsing or compiling rules (`kb` does so with its bundled one).
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::fmt;
-use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use kb_dsl::{Source, ast};
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, Visitor};
 use serde::ser::Error as _;
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -232,36 +230,6 @@ impl<'de> Deserialize<'de> for Tests {
             })),
         })
     }
-}
-
-/// Reads a map, written in key order, by building its tree at once:
-/// inserting entry by entry compares each key with a dozen others.
-pub(crate) fn sorted_map<'de, D, K, V>(deserializer: D) -> Result<BTreeMap<K, V>, D::Error>
-where
-    D: Deserializer<'de>,
-    K: Deserialize<'de> + Ord,
-    V: Deserialize<'de>,
-{
-    struct Entries<K, V>(PhantomData<(K, V)>);
-
-    impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for Entries<K, V> {
-        type Value = Vec<(K, V)>;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a map")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
-            while let Some(entry) = map.next_entry()? {
-                entries.push(entry);
-            }
-            Ok(entries)
-        }
-    }
-
-    let entries = deserializer.deserialize_map(Entries(PhantomData))?;
-    Ok(entries.into_iter().collect())
 }
 
 /// The decision graph as its nodes and its edges, in the order of their

@@ -8,7 +8,7 @@ mod facts;
 mod patterns;
 mod reads;
 
-use std::collections::BTreeMap;
+use crate::sorted::SortedMap;
 use std::sync::Arc;
 
 use foldhash::HashMap;
@@ -102,10 +102,13 @@ type Names = HashMap<String, (Name, Loc)>;
 /// A map of declared names as the knowledge base keeps it. Each key is
 /// there once, so an unstable sort orders them; the map is then built from
 /// one sorted run.
-fn ordered<V>(declared: HashMap<String, (V, Loc)>) -> BTreeMap<Text, V> {
-    let mut entries: Vec<(String, V)> = declared.into_iter().map(|(k, (v, _))| (k, v)).collect();
-    entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
-    entries.into_iter().map(|(k, v)| (k.into(), v)).collect()
+fn ordered<V>(declared: HashMap<String, (V, Loc)>) -> SortedMap<Text, V> {
+    SortedMap::from_distinct(
+        declared
+            .into_iter()
+            .map(|(k, (v, _))| (k.into(), v))
+            .collect(),
+    )
 }
 
 /// The closest of `candidates` to `name`, if it is close enough to be a typo.
