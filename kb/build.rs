@@ -50,6 +50,22 @@ fn main() -> Result<(), Box<dyn Error>> {
         writeln!(code, "    include_str!({:?}),", path.display().to_string())?;
     }
     code.push_str("];\n");
+    // The manifest apart too: every start reads it.
+    let manifest_name = format!("{PREFIX}kb.toml");
+    let manifest = files.iter().find(|(name, _)| *name == manifest_name);
+    code.push_str(
+        "/// The bundled manifest's name and text, found without searching the\n\
+         /// names.\n\
+         pub static MANIFEST: Option<(&str, &str)> = ",
+    );
+    match manifest {
+        Some((name, path)) => writeln!(
+            code,
+            "Some(({name:?}, include_str!({:?})));",
+            path.display().to_string()
+        )?,
+        None => code.push_str("None;\n"),
+    }
     std::fs::write(Path::new(&out_dir).join("bundled.rs"), code)?;
 
     let compiled = match compile(&files) {

@@ -239,9 +239,8 @@ impl Loaded {
     fn bundled_with(
         kb_of: impl FnOnce() -> Result<KnowledgeBase, LoadError>,
     ) -> Result<Self, LoadError> {
-        let name = format!("{BUNDLED_PREFIX}kb.toml");
-        let manifest = bundled_file(&name)
-            .map(|text| parse_manifest(text, &name))
+        let manifest = bundled::MANIFEST
+            .map(|(name, text)| parse_manifest(text, name))
             .transpose()?;
         Ok(Self {
             kb: kb_of()?,

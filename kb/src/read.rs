@@ -21,6 +21,9 @@ pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 /// than a small document saves.
 const PRUNED_FROM: usize = 1 << 20;
 
+/// The buffer an input is read through.
+const BUFFER: usize = 1 << 16;
+
 /// What a large whole document is parsed with, worked out when one comes.
 pub type LazyPruner<'a> = &'a dyn Fn() -> Pruner;
 
@@ -84,10 +87,17 @@ pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, String> {
         return Ok(Box::new(BufReader::new(io::stdin())));
     }
     let file = File::open(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
+    let meta = file.metadata();
+    if meta.as_ref().is_ok_and(|m| m.is_dir()) {
         return Err(format!("`{path}` is a directory, not an input file"));
     }
-    Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    // A file smaller than the buffer is read in one buffer of its size:
+    // one `kb eval` of a few kilobytes allocates no more than it reads.
+    let size = meta.ok().filter(|m| m.is_file()).map(|m| m.len());
+    let capacity = size.map_or(BUFFER, |len| {
+        usize::try_from(len).map_or(BUFFER, |len| len.saturating_add(1).clamp(4 << 10, BUFFER))
+    });
+    Ok(Box::new(BufReader::with_capacity(capacity, file)))
 }
 
 /// Whether standard input may stay open: a pipe or a terminal, not a file
@@ -414,10 +424,13 @@ fn whole(
     name: &str,
     mut all: Vec<u8>,
     first_line: usize,
-    reader: Box<dyn BufRead + Send>,
+    mut reader: Box<dyn BufRead + Send>,
     pruner: Option<LazyPruner<'_>>,
 ) -> Result<Content, String> {
     let room = (MAX_DOCUMENT_BYTES + 1).saturating_sub(all.len());
+    // What is buffered, at once: the whole of a file read in one buffer.
+    let buffered = reader.fill_buf().map_or(0, <[u8]>::len);
+    all.reserve(buffered.min(room));
     reader
         .take(room as u64)
         .read_to_end(&mut all)
