@@ -337,8 +337,16 @@ impl Loaded {
 /// Every file of the bundled knowledge base, named `<bundled>/PATH`, with
 /// its text, by name.
 fn bundled_files() -> impl Iterator<Item = (&'static str, &'static str)> {
-    bundled::NAMES
-        .lines()
+    // Each line break found by one search, where `lines` reads the names
+    // character by character: every start finds the rule files among them.
+    let names = bundled::NAMES;
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', names.as_bytes())
+        .map(move |end| {
+            let name = names.get(start..end).unwrap_or_default();
+            start = end + 1;
+            name
+        })
         .zip(bundled::CONTENTS.iter().copied())
 }
 
