@@ -1,7 +1,5 @@
 //! A compiled knowledge base: the decision graph and what its nodes say.
 
-use crate::sorted::SortedMap;
-
 use kb_dsl::{Loc, Problem, ast};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::{Deserialize, Serialize};
@@ -12,6 +10,7 @@ use crate::expr::{ExprId, Exprs};
 use crate::lazy::Lazy;
 use crate::needs::Needs;
 use crate::snapshot::Tests;
+use crate::sorted::SortedMap;
 use crate::template::Templates;
 use crate::text::Text;
 use crate::types::Ty;

@@ -8,7 +8,6 @@ mod facts;
 mod patterns;
 mod reads;
 
-use crate::sorted::SortedMap;
 use std::sync::Arc;
 
 use foldhash::HashMap;
@@ -21,6 +20,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use crate::expr::{CExpr, Exprs};
 use crate::kb::*;
 use crate::snapshot::Tests;
+use crate::sorted::SortedMap;
 use crate::template::Templates;
 use crate::text::Text;
 use crate::types::Ty;
@@ -99,9 +99,7 @@ fn one_line(text: &str) -> String {
 /// Inputs and facts by name, with where each is declared.
 type Names = HashMap<String, (Name, Loc)>;
 
-/// A map of declared names as the knowledge base keeps it. Each key is
-/// there once, so an unstable sort orders them; the map is then built from
-/// one sorted run.
+/// A map of declared names as the knowledge base keeps it.
 fn ordered<V>(declared: HashMap<String, (V, Loc)>) -> SortedMap<Text, V> {
     SortedMap::from_distinct(
         declared
