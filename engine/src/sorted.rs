@@ -14,7 +14,8 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Entries sorted by key, each key once.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
+#[cfg_attr(test, derive(PartialEq))]
 pub(crate) struct SortedMap<K, V>(Vec<(K, V)>);
 
 impl<K: Ord, V> SortedMap<K, V> {
@@ -42,12 +43,6 @@ impl<K: Ord, V> SortedMap<K, V> {
     /// The values, in the order of their keys.
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.0.iter().map(|(_, value)| value)
-    }
-}
-
-impl<K, V> Default for SortedMap<K, V> {
-    fn default() -> Self {
-        Self(Vec::new())
     }
 }
 
