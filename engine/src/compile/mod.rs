@@ -384,12 +384,14 @@ impl<'r> Compiler<'r> {
         }
     }
 
-    fn expr_compiler(&mut self, allow_inputs: bool) -> ExprCompiler<'_> {
+    /// A compiler of conditions, which read facts, not inputs (derivations
+    /// are compiled with the facts).
+    fn condition_compiler(&mut self) -> ExprCompiler<'_> {
         ExprCompiler::new(
             &self.names,
             &self.fact_types,
             &self.patterns,
-            allow_inputs,
+            false,
             &mut self.problems,
             &mut self.exprs,
         )
@@ -413,7 +415,7 @@ impl<'r> Compiler<'r> {
                 .add_node(Node::Symptom(SymptomId(self.symptoms.len())));
             let (when, when_facts) = match &symptom.when {
                 Some(expr) => {
-                    let mut compiler = self.expr_compiler(false);
+                    let mut compiler = self.condition_compiler();
                     let compiled = compiler.condition(expr);
                     let reads = std::mem::take(&mut compiler.reads);
                     self.used.extend(&reads);
@@ -522,7 +524,7 @@ impl<'r> Compiler<'r> {
         for branch in &check.branches {
             let (condition, facts) = match &branch.condition {
                 Some(expr) => {
-                    let mut compiler = self.expr_compiler(false);
+                    let mut compiler = self.condition_compiler();
                     let compiled = compiler.condition(expr);
                     let reads = std::mem::take(&mut compiler.reads);
                     self.used.extend(&reads);
