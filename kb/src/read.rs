@@ -93,10 +93,11 @@ pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, String> {
     }
     // A file smaller than the buffer is read in one buffer of its size:
     // one `kb eval` of a few kilobytes allocates no more than it reads.
-    let size = meta.ok().filter(|m| m.is_file()).map(|m| m.len());
-    let capacity = size.map_or(BUFFER, |len| {
-        usize::try_from(len).map_or(BUFFER, |len| len.saturating_add(1).clamp(4 << 10, BUFFER))
-    });
+    let capacity = meta
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|m| usize::try_from(m.len()).ok())
+        .map_or(BUFFER, |len| len.saturating_add(1).clamp(4 << 10, BUFFER));
     Ok(Box::new(BufReader::with_capacity(capacity, file)))
 }
 
