@@ -16,6 +16,7 @@ Both binaries are timed as installed: copied into a fresh folder, as
 more page faults than from a copy (433 against 419) and 5-10 % longer.
 """
 
+import argparse
 import os
 import shutil
 import statistics
@@ -63,8 +64,19 @@ def once(argv, devnull):
     return elapsed
 
 
+def positive(text):
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
 def main():
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0] + " " + __doc__.splitlines()[1])
+    parser.add_argument("runs", nargs="?", type=positive, default=200,
+                        help="how many times each command runs (default 200)")
+    runs = parser.parse_args().runs
     if not os.path.exists(KB):
         sys.exit("build kb first: cargo build-kb")
     tmp = tempfile.mkdtemp()
