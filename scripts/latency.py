@@ -72,8 +72,7 @@ def positive(text):
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0] + " " + __doc__.splitlines()[1])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.splitlines()[:2]))
     parser.add_argument("runs", nargs="?", type=positive, default=200,
                         help="how many times each command runs (default 200)")
     runs = parser.parse_args().runs
