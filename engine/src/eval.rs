@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use crate::diagnosis::*;
 use crate::expr::{CExpr, Eval, ExprId, Scope};
-use crate::json::Json;
+use crate::json::{Json, same_key};
 use crate::kb::*;
 use crate::misread::{Misread, Misreads};
 use crate::template::command_text;
@@ -37,7 +37,7 @@ impl KnowledgeBase {
             return input;
         };
         for (key, value) in map.iter() {
-            match self.names.get(key) {
+            match self.key_name(key) {
                 Some(Name::Input(id)) => set(&mut input.roots, id.0, value),
                 Some(Name::Fact(id)) => set(&mut input.given, id.0, value),
                 None if key == "facts" => match value {
@@ -57,6 +57,20 @@ impl KnowledgeBase {
             }
         }
         input
+    }
+
+    /// What a document's key names. Most keys are inputs, a handful, told
+    /// apart by length and end bytes; the search by halves over every name
+    /// compares bytes at each step.
+    fn key_name(&self, key: &str) -> Option<Name> {
+        match self
+            .inputs
+            .iter()
+            .position(|input| same_key(&input.name, key))
+        {
+            Some(index) => Some(Name::Input(InputId(index))),
+            None => self.names.get(key).copied(),
+        }
     }
 
     fn unknown_key(&self, key: &str, prefix: &str) -> String {
