@@ -536,10 +536,29 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                 let (a, b) = (self.eval(a), self.eval(b));
                 contains(&a, &b)
             }
-            CExpr::In(a, b) => {
-                let (a, b) = (self.eval(a), self.eval(b));
-                contains(&b, &a)
-            }
+            // `x in ["A", "B"]`: the items of a list written out are compared
+            // as they come, every one evaluated as the list would have been,
+            // and no list is made.
+            CExpr::In(a, b) => match exprs.get(b) {
+                Some(&CExpr::List(items)) => {
+                    let needle = self.eval(a);
+                    let (mut found, mut unknown) = (false, false);
+                    for &item in exprs.operands(items) {
+                        let item = self.eval(item);
+                        found |= item.equals(&needle);
+                        unknown |= item.is_unknown();
+                    }
+                    if needle.is_unknown() || (unknown && !found) {
+                        Value::Unknown
+                    } else {
+                        Value::Bool(found)
+                    }
+                }
+                _ => {
+                    let (a, b) = (self.eval(a), self.eval(b));
+                    contains(&b, &a)
+                }
+            },
             CExpr::StartsWith(a, b) => self.strings(a, b, |a, b| a.starts_with(b)),
             CExpr::EndsWith(a, b) => self.strings(a, b, |a, b| a.ends_with(b)),
             CExpr::Matches(a, regex) => match self.eval(a) {

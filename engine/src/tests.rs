@@ -581,6 +581,37 @@ fn facts_of_an_input_have_states() {
 }
 
 #[test]
+fn a_value_in_a_list_written_out_is_what_it_is_in_the_list_made() {
+    // Written out after `in`, a list is not made: its items are compared as
+    // they come. The answer must be the one the list made would give.
+    let kb = kb(r#"
+fact items: list<string> "Items" { from ["Running", message] }
+fact written: bool "In the list written out" { from phase in ["Running", message] }
+fact made: bool "In the list made" { from phase in items }
+"#);
+    let failed = json!([{"reason": "FailedScheduling", "message": "Pending"}]);
+    for (input, expected) in [
+        (json!({"pod": pod("Running")}), Some(true)),
+        (json!({"pod": pod("Pending")}), None),
+        (json!({"pod": pod("Pending"), "events": []}), Some(false)),
+        (json!({"pod": pod("Pending"), "events": failed}), Some(true)),
+        (json!({"events": []}), None),
+    ] {
+        let facts = kb.facts_of(&kb.bind(&input.clone().into())).facts;
+        let seen = |name: &str| {
+            let fact = facts.iter().find(|f| f.name == name).unwrap();
+            (fact.state, fact.value.as_ref().and_then(Json::as_bool))
+        };
+        let state = match expected {
+            Some(_) => FactState::Known,
+            None => FactState::Unknown,
+        };
+        assert_eq!(seen("written"), (state, expected), "{input}");
+        assert_eq!(seen("made"), seen("written"), "{input}");
+    }
+}
+
+#[test]
 fn evaluation_is_deterministic() {
     let kb = kb(PENDING);
     let input = json!({"pod": pod("Pending")});
