@@ -16,11 +16,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use regex_automata::Input;
 use regex_automata::dfa::{Automaton, StartKind, dense, sparse};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, NFA, pikevm, pikevm::PikeVM};
 use regex_automata::util::pool::Pool;
+use regex_automata::util::prefilter::Prefilter;
+use regex_automata::{Input, MatchKind};
 use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -193,12 +194,6 @@ impl Pattern {
     }
 }
 
-/// The program an expression compiles to, with its syntax and size
-/// checked; the message says what is wrong.
-fn compile(source: &str) -> Result<NFA, String> {
-    build_program(&parse(source)?)
-}
-
 /// The syntax tree of an expression; the message says what is wrong.
 fn parse(source: &str) -> Result<regex_syntax::hir::Hir, String> {
     regex_syntax::Parser::new()
@@ -219,9 +214,19 @@ fn build_program(hir: &regex_syntax::hir::Hir) -> Result<NFA, String> {
 }
 
 fn build(source: &str) -> Option<Compiled> {
-    let nfa = compile(source).ok()?;
+    let hir = parse(source).ok()?;
+    let nfa = build_program(&hir).ok()?;
+    // As the regex crate does: where every match starts with one of a few
+    // literals, a quick search for them (SIMD) skips the text no match can
+    // start in, which the lazy DFA would read a byte at a time.
+    let prefilter =
+        Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir).filter(Prefilter::is_fast);
     let dfa = hybrid::dfa::DFA::builder()
-        .configure(hybrid::dfa::Config::new().unicode_word_boundary(true))
+        .configure(
+            hybrid::dfa::Config::new()
+                .unicode_word_boundary(true)
+                .prefilter(prefilter),
+        )
         .build_from_nfa(nfa.clone())
         .ok()?;
     let pikevm = PikeVM::new_from_nfa(nfa).ok()?;
@@ -467,6 +472,23 @@ mod tests {
         assert_eq!(count(r"\S\s+\S"), None, "no literal");
     }
 
+    #[test]
+    fn the_lazy_dfa_skips_to_where_a_match_can_start_when_every_match_starts_with_a_literal() {
+        let prefiltered = |source| {
+            let pattern = Pattern::check(source).unwrap();
+            let regex = pattern.regex().unwrap();
+            regex.dfa.get_config().get_prefilter().is_some()
+        };
+        assert!(prefiltered(
+            r"^(Failed to pull image|Back-off pulling image) "
+        ));
+        assert!(prefiltered(
+            r"toomanyrequests|429 Too Many Requests|pull rate limit"
+        ));
+        assert!(!prefiltered(r"\S\s+\S"), "no literal");
+        assert!(!prefiltered(r"[a-z]+ failed"), "too many ways to start");
+    }
+
     const SOURCES: [&str; 7] = [
         r"^(Failed to pull image|Back-off pulling image) ",
         r"\bErrImagePull\b|(?i:unauthorized)",
@@ -494,7 +516,7 @@ mod tests {
         /// Built from pieces of the expressions, texts often hold a needle
         /// in the wrong place, or half of one.
         #[test]
-        fn a_loaded_expression_matches_and_captures_as_the_regex_crate_does(
+        fn an_expression_loaded_or_compiled_matches_and_captures_as_the_regex_crate_does(
             source in prop::sample::select(&SOURCES[..]),
             pieces in prop::collection::vec(
                 prop::sample::select(vec![
@@ -517,6 +539,10 @@ mod tests {
                 .map(|m| m.as_str());
             prop_assert_eq!(pattern.is_match(&text), Some(regex.is_match(&text)));
             prop_assert_eq!(pattern.capture(&text), Some(captured));
+            // Compiled from its source, it goes straight to the lazy DFA and
+            // its prefilter.
+            let compiled = Pattern::check(source).unwrap();
+            prop_assert_eq!(compiled.is_match(&text), Some(regex.is_match(&text)));
         }
     }
 }
