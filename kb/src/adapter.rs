@@ -765,7 +765,9 @@ fn involves(event: &Json<'_>, object: &Json<'_>) -> bool {
 /// `Value::pointer` would, allocating.
 fn at<'a, 't>(json: &'a Json<'t>, path: &str) -> &'a Json<'t> {
     const NULL: &Json<'_> = &Json::Null;
-    path.split('/')
+    // A set of one char rather than `'/'`, which compares each `/` it finds
+    // with the pattern through a call to `memcmp`.
+    path.split(['/'])
         .skip(1)
         .try_fold(json, |json, key| json.get(key))
         .unwrap_or(NULL)
