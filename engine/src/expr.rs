@@ -542,16 +542,12 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             CExpr::In(a, b) => match exprs.get(b) {
                 Some(&CExpr::List(items)) => {
                     let needle = self.eval(a);
-                    let (mut found, mut unknown) = (false, false);
-                    for &item in exprs.operands(items) {
-                        let item = self.eval(item);
-                        found |= item.equals(&needle);
-                        unknown |= item.is_unknown();
-                    }
-                    if needle.is_unknown() || (unknown && !found) {
+                    let items = exprs.operands(items).iter().map(|&item| self.eval(item));
+                    let member = member(&needle, items);
+                    if needle.is_unknown() {
                         Value::Unknown
                     } else {
-                        Value::Bool(found)
+                        member
                     }
                 }
                 _ => {
@@ -855,21 +851,22 @@ fn contains<'a>(haystack: &Value<'a>, needle: &Value<'a>) -> Value<'a> {
         Value::Unknown => Value::Unknown,
         Value::Absent => Value::Bool(false),
         _ => match haystack.elements() {
-            Some(items) => {
-                let mut unknown = false;
-                for item in items {
-                    if item.equals(needle) {
-                        return Value::Bool(true);
-                    }
-                    unknown |= item.is_unknown();
-                }
-                if unknown {
-                    Value::Unknown
-                } else {
-                    Value::Bool(false)
-                }
-            }
+            Some(items) => member(needle, items),
             None => Value::Bool(false),
         },
+    }
+}
+
+/// Whether `needle` is one of `items`: true when it equals one, else
+/// unknown when one is unknown. Every item is taken, so that items
+/// evaluated as they come are all evaluated, as a list made of them is.
+fn member<'a>(needle: &Value<'a>, items: impl Iterator<Item = Value<'a>>) -> Value<'a> {
+    let (found, unknown) = items.fold((false, false), |(found, unknown), item| {
+        (found || item.equals(needle), unknown || item.is_unknown())
+    });
+    match (found, unknown) {
+        (true, _) => Value::Bool(true),
+        (false, true) => Value::Unknown,
+        (false, false) => Value::Bool(false),
     }
 }
