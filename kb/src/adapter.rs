@@ -13,18 +13,29 @@ use kb_engine::json::{Json, Object};
 use kb_engine::needs::{Needs, Pruner};
 
 /// The fields the adapter reads to tell objects apart, match events to
-/// them and order events.
+/// them and order events. Of a reference to an object (an event's
+/// `involvedObject` or `regarding`, an owner reference), what [`About`]
+/// reads: its `apiVersion` and `resourceVersion` are not kept.
 const ADAPTER_READS: &[&[&str]] = &[
     &["kind"],
     &["apiVersion"],
     &["metadata", "name"],
     &["metadata", "namespace"],
     &["metadata", "uid"],
-    &["metadata", "ownerReferences"],
+    &["metadata", "ownerReferences", "uid"],
+    &["metadata", "ownerReferences", "kind"],
+    &["metadata", "ownerReferences", "name"],
+    &["metadata", "ownerReferences", "controller"],
     &["metadata", "creationTimestamp"],
     &["spec", "nodeName"],
-    &["involvedObject"],
-    &["regarding"],
+    &["involvedObject", "uid"],
+    &["involvedObject", "kind"],
+    &["involvedObject", "name"],
+    &["involvedObject", "namespace"],
+    &["regarding", "uid"],
+    &["regarding", "kind"],
+    &["regarding", "name"],
+    &["regarding", "namespace"],
     &["series", "lastObservedTime"],
     &["lastTimestamp"],
     &["eventTime"],
@@ -909,6 +920,93 @@ mod tests {
         assert!(tried > 100, "{tried}");
         let orphan = Json::from(json!({"kind": "Pod", "metadata": {"name": "p"}}));
         assert!(index.owner_of(&orphan).is_none());
+    }
+
+    /// What a subject is made of, by name: its label, its owner and its events.
+    fn made_of(subject: &Subject<'_>) -> (Option<String>, String, Vec<String>) {
+        let owner = subject.document.get("owner").map_or(String::new(), |o| {
+            format!(
+                "{} {}",
+                name_of(o).1,
+                at(o, "/metadata/uid").as_str().unwrap_or_default()
+            )
+        });
+        let events = subject
+            .document
+            .get("events")
+            .map(names)
+            .unwrap_or_default();
+        (subject.label.clone(), owner, events)
+    }
+
+    #[test]
+    fn a_cluster_parsed_keeping_what_the_adapter_reads_is_split_as_the_whole() {
+        // Rules that read nothing the adapter reads: what a parse keeps of
+        // events, owners and references is the adapter's own.
+        let rules = kb_dsl::parse(
+            r#"input pod "The Pod"
+input events "Events"
+input owner "The owner"
+fact phase: string "Phase" { from pod.status.phase }
+"#,
+            "phase.kb",
+        )
+        .unwrap();
+        let kb = kb_engine::compile(&rules).unwrap();
+        let mut items = cluster();
+        // An owner of the same kind and name as the pods' but another uid,
+        // given first: the references' uids tell them apart.
+        items.insert(
+            0,
+            json!({"kind": "ReplicaSet", "metadata": {"name": "web-7d9",
+            "namespace": "shop", "uid": "rs-before"}}),
+        );
+        // A second owner, named first by a pod that is controlled by the other.
+        items.push(json!({"kind": "ReplicaSet", "apiVersion": "apps/v1",
+            "metadata": {"name": "web-old", "namespace": "shop", "uid": "rs-old"}}));
+        items.push(json!({"kind": "Pod", "metadata": {"name": "web-6", "namespace": "shop",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-old", "uid": "rs-old", "controller": false},
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9", "uid": "rs", "controller": true}]}}));
+        // An event about an earlier pod of the same name.
+        items.push(json!({"kind": "Event", "metadata": {"name": "e-stale"},
+            "regarding": {"kind": "Pod", "name": "web-2", "namespace": "shop", "uid": "stale"}}));
+        let text = serde_json::to_string(&json!({"kind": "List", "items": items})).unwrap();
+        let whole: Vec<_> = subjects(vec![serde_json::from_str::<Json<'_>>(&text).unwrap()])
+            .unwrap()
+            .iter()
+            .map(made_of)
+            .collect();
+        let pruned: Vec<_> = subjects(vec![pruner(&kb).parse(text.as_bytes()).unwrap()])
+            .unwrap()
+            .iter()
+            .map(made_of)
+            .collect();
+        assert_eq!(whole.len(), 7);
+        assert!(whole.iter().any(|(_, owner, _)| owner == "web-7d9 rs"));
+        assert_eq!(pruned, whole);
+
+        // A bundle keeps the events about its pod and the owners its
+        // references name, given or not.
+        let bundle = json!({
+            "pod": {"kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-gone"}]}},
+            "events": [
+                {"kind": "Event", "metadata": {"name": "e0"}, "involvedObject": {"kind": "ReplicaSet", "name": "web-gone", "namespace": "shop"}},
+                {"kind": "Event", "metadata": {"name": "e1"}, "involvedObject": {"kind": "ReplicaSet", "name": "web-new", "namespace": "shop"}},
+                {"kind": "Event", "metadata": {"name": "e3"}, "involvedObject": {"kind": "Deployment", "name": "web-gone", "namespace": "shop"}},
+                {"kind": "Event", "metadata": {"name": "e2"}, "involvedObject": {"kind": "Pod", "name": "web-0", "namespace": "shop"}}]});
+        let text = bundle.to_string();
+        let parsed = [
+            serde_json::from_str::<Json<'_>>(&text).unwrap(),
+            pruner(&kb).parse(text.as_bytes()).unwrap(),
+        ];
+        let [whole, pruned] = parsed.map(|document| {
+            let subject = subjects(vec![document]).unwrap().remove(0);
+            (made_of(&subject), subject.warnings)
+        });
+        assert_eq!(whole.0.2, ["e0", "e2"]);
+        assert_eq!(pruned, whole);
     }
 
     #[test]
