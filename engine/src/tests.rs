@@ -1600,3 +1600,50 @@ test "full" {
         }
     }
 }
+
+/// What a parse keeps of `pod` for the rules of [`PENDING`] and `rules`.
+fn kept_of_pod(rules: &str, pod: &Json) -> Json {
+    let kb = kb(&format!("{PENDING}\n{rules}"));
+    let text = serde_json::to_vec(pod).unwrap();
+    kb.needs_of("pod")
+        .unwrap()
+        .pruner()
+        .parse(&text)
+        .unwrap()
+        .to_value()
+}
+
+#[test]
+fn an_object_fact_only_facts_read_is_kept_as_far_as_they_read_it() {
+    let pod = json!({"metadata": {"name": "web-1"}, "spec": {"containers": [
+        {"name": "sidecar", "image": "envoy:1.30", "ports": [{"containerPort": 15001}]},
+        {"name": "app", "image": "shop:2.0", "livenessProbe": {"httpGet": {"path": "/healthz"}}}
+    ]}});
+    let rules = |when: &str| {
+        format!(
+            r#"
+fact app: object "The app container" {{ from first(pod.spec.containers[.name == "app"]) }}
+fact app_image: string "Its image" {{ from app.image }}
+symptom old "Old image" {{
+  when {when}
+  check "Which image?" {{ if app_image == "shop:1.0" => c.old }}
+}}
+cause c.old "Old" {{ fix "Roll out" {{ step "Roll out" }} }}
+"#
+        )
+    };
+    // Only a fact reads `app`: of the containers, the names its filter
+    // reads and the image `app_image` reads are kept.
+    assert_eq!(
+        kept_of_pod(&rules("exists(app_image)"), &pod)["spec"],
+        json!({"containers": [
+            {"name": "sidecar", "image": "envoy:1.30"},
+            {"name": "app", "image": "shop:2.0"}
+        ]})
+    );
+    // Read by a condition, `app` may be shown as evidence: kept whole.
+    assert_eq!(
+        kept_of_pod(&rules("exists(app)"), &pod)["spec"],
+        pod["spec"]
+    );
+}

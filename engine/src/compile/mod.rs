@@ -792,9 +792,15 @@ impl<'r> Compiler<'r> {
     }
 
     fn finish(mut self, rules: &RuleSet) -> Result<KnowledgeBase, Vec<Problem>> {
-        let mut used = vec![false; self.facts.len()];
-        let derived = self.facts.iter().flat_map(|fact| &fact.reads);
-        for id in self.used.iter().chain(derived) {
+        // Read by a condition or a template: its value may be shown.
+        let mut shown = vec![false; self.facts.len()];
+        for id in &self.used {
+            if let Some(slot) = shown.get_mut(id.0) {
+                *slot = true;
+            }
+        }
+        let mut used = shown.clone();
+        for id in self.facts.iter().flat_map(|fact| &fact.reads) {
             if let Some(slot) = used.get_mut(id.0) {
                 *slot = true;
             }
@@ -838,7 +844,7 @@ impl<'r> Compiler<'r> {
         );
         let ((rank, input_needs), (names, ids)) = rayon::join(
             || {
-                let needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len());
+                let needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len(), &shown);
                 (self.preorder(), needs)
             },
             || rayon::join(|| ordered(names), || ordered(ids)),

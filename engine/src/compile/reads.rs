@@ -8,11 +8,19 @@ use crate::needs::Needs;
 /// Where a value comes from: an input and the fields below it.
 type Origin = (InputId, Vec<Box<str>>);
 
-/// The needs of every input, by `InputId`.
-pub(super) fn input_needs(facts: &[FactInfo], exprs: &Exprs, inputs: usize) -> Vec<Needs> {
+/// The needs of every input, by `InputId`. `shown` tells, by `FactId`,
+/// the facts whose values a diagnosis may show: those read by a condition
+/// or a template.
+pub(super) fn input_needs(
+    facts: &[FactInfo],
+    exprs: &Exprs,
+    inputs: usize,
+    shown: &[bool],
+) -> Vec<Needs> {
     let mut walker = Walker {
         facts,
         exprs,
+        shown,
         origins: vec![None; facts.len()],
         needs: vec![Needs::default(); inputs],
         elements: Vec::new(),
@@ -26,6 +34,7 @@ pub(super) fn input_needs(facts: &[FactInfo], exprs: &Exprs, inputs: usize) -> V
 struct Walker<'a> {
     facts: &'a [FactInfo],
     exprs: &'a Exprs,
+    shown: &'a [bool],
     /// Where each fact's value comes from, once walked, by `FactId`.
     origins: Vec<Option<Vec<Origin>>>,
     needs: Vec<Needs>,
@@ -34,8 +43,10 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    /// A fact's origins. Its value is shown whole as evidence, so what it
-    /// comes from is needed whole (a scalar is whole anyway).
+    /// A fact's origins. A value that may be shown (as evidence, in a
+    /// command) is shown whole, so what it comes from is needed whole (a
+    /// scalar is whole anyway); a fact read only by other facts' derivations
+    /// needs no more than they read of it.
     fn fact(&mut self, id: FactId) -> Vec<Origin> {
         let Some(slot) = self.origins.get_mut(id.0) else {
             return Vec::new();
@@ -57,7 +68,9 @@ impl Walker<'_> {
             }
             None => Vec::new(),
         };
-        self.whole(&origins);
+        if self.shown.get(id.0).copied().unwrap_or(true) {
+            self.whole(&origins);
+        }
         if let Some(slot) = self.origins.get_mut(id.0) {
             *slot = Some(origins.clone());
         }
