@@ -12,11 +12,9 @@ use kb_engine::KnowledgeBase;
 use kb_engine::json::{Json, Object};
 use kb_engine::needs::{Needs, Pruner};
 
-/// The fields the adapter reads to tell objects apart, match events to
-/// them and order events. Of a reference to an object (an event's
-/// `involvedObject` or `regarding`, an owner reference), what [`About`]
-/// reads: its `apiVersion` and `resourceVersion` are not kept.
-const ADAPTER_READS: &[&[&str]] = &[
+/// The fields the adapter reads of any object to tell it apart and find
+/// its owner and node. Of an owner reference, what [`About`] reads.
+const OBJECT_READS: &[&[&str]] = &[
     &["kind"],
     &["apiVersion"],
     &["metadata", "name"],
@@ -28,6 +26,11 @@ const ADAPTER_READS: &[&[&str]] = &[
     &["metadata", "ownerReferences", "controller"],
     &["metadata", "creationTimestamp"],
     &["spec", "nodeName"],
+];
+
+/// The fields the adapter reads of an event: the four of what it is about
+/// that [`About`] reads, and when it was last seen, to order events.
+const EVENT_READS: &[&[&str]] = &[
     &["involvedObject", "uid"],
     &["involvedObject", "kind"],
     &["involvedObject", "name"],
@@ -40,6 +43,7 @@ const ADAPTER_READS: &[&[&str]] = &[
     &["lastTimestamp"],
     &["eventTime"],
     &["firstTimestamp"],
+    &["metadata", "creationTimestamp"],
 ];
 
 /// What kb reads of a document in any of the shapes it accepts, compiled
@@ -51,12 +55,23 @@ pub fn pruner(kb: &KnowledgeBase) -> Pruner {
 
 /// What kb reads of a document in any of the shapes it accepts: what the
 /// rules read of each input, under its own name and, for Kubernetes objects,
-/// under the bundle's keys; and what the adapter reads of every object.
+/// under the bundle's keys; and what the adapter reads of every object. A
+/// bundle's events are events: the adapter reads no more of them than that.
 fn needs(kb: &KnowledgeBase) -> Needs {
-    let mut object = Needs::default();
-    for path in ADAPTER_READS {
+    let mut event = Needs::default();
+    for path in EVENT_READS {
+        event.add_whole(path);
+    }
+    let mut object = event.clone();
+    for path in OBJECT_READS {
         object.add_whole(path);
     }
+    if let Some(needs) = kb.needs_of("events") {
+        event.merge(needs);
+    }
+    // `events` as a list of them, or as an EventList.
+    let items = event.clone();
+    event.field("items").merge(&items);
     for input in &kb.inputs {
         if let Some(needs) = kb.needs_of(&input.name) {
             object.merge(needs);
@@ -68,7 +83,8 @@ fn needs(kb: &KnowledgeBase) -> Needs {
     root.add_whole(&["type"]);
     root.field("object").merge(&object);
     for key in BUNDLE_KEYS {
-        root.field(key).merge(&object);
+        root.field(key)
+            .merge(if *key == "events" { &event } else { &object });
     }
     for input in &kb.inputs {
         if let Some(needs) = kb.needs_of(&input.name) {
@@ -922,7 +938,8 @@ mod tests {
         assert!(index.owner_of(&orphan).is_none());
     }
 
-    /// What a subject is made of, by name: its label, its owner and its events.
+    /// What a subject is made of: its label, its owner by name and uid, and
+    /// its events in order, each told by when it was last seen.
     fn made_of(subject: &Subject<'_>) -> (Option<String>, String, Vec<String>) {
         let owner = subject.document.get("owner").map_or(String::new(), |o| {
             format!(
@@ -931,11 +948,18 @@ mod tests {
                 at(o, "/metadata/uid").as_str().unwrap_or_default()
             )
         });
-        let events = subject
-            .document
-            .get("events")
-            .map(names)
-            .unwrap_or_default();
+        let events = match subject.document.get("events") {
+            Some(Json::Array(events)) => events
+                .iter()
+                .map(|e| {
+                    at(e, "/lastTimestamp")
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         (subject.label.clone(), owner, events)
     }
 
@@ -970,6 +994,7 @@ fact phase: string "Phase" { from pod.status.phase }
                 {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9", "uid": "rs", "controller": true}]}}));
         // An event about an earlier pod of the same name.
         items.push(json!({"kind": "Event", "metadata": {"name": "e-stale"},
+            "lastTimestamp": "2024-06-01T00:01:00Z",
             "regarding": {"kind": "Pod", "name": "web-2", "namespace": "shop", "uid": "stale"}}));
         let text = serde_json::to_string(&json!({"kind": "List", "items": items})).unwrap();
         let whole: Vec<_> = subjects(vec![serde_json::from_str::<Json<'_>>(&text).unwrap()])
@@ -984,6 +1009,7 @@ fact phase: string "Phase" { from pod.status.phase }
             .collect();
         assert_eq!(whole.len(), 7);
         assert!(whole.iter().any(|(_, owner, _)| owner == "web-7d9 rs"));
+        assert!(whole.iter().all(|(_, _, events)| !events.is_empty()));
         assert_eq!(pruned, whole);
 
         // A bundle keeps the events about its pod and the owners its
@@ -992,10 +1018,10 @@ fact phase: string "Phase" { from pod.status.phase }
             "pod": {"kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop",
                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-gone"}]}},
             "events": [
-                {"kind": "Event", "metadata": {"name": "e0"}, "involvedObject": {"kind": "ReplicaSet", "name": "web-gone", "namespace": "shop"}},
-                {"kind": "Event", "metadata": {"name": "e1"}, "involvedObject": {"kind": "ReplicaSet", "name": "web-new", "namespace": "shop"}},
-                {"kind": "Event", "metadata": {"name": "e3"}, "involvedObject": {"kind": "Deployment", "name": "web-gone", "namespace": "shop"}},
-                {"kind": "Event", "metadata": {"name": "e2"}, "involvedObject": {"kind": "Pod", "name": "web-0", "namespace": "shop"}}]});
+                {"lastTimestamp": "2024-06-01T00:00:12Z", "involvedObject": {"kind": "Pod", "name": "web-0", "namespace": "shop"}},
+                {"lastTimestamp": "2024-06-01T00:00:10Z", "involvedObject": {"kind": "ReplicaSet", "name": "web-gone", "namespace": "shop"}},
+                {"lastTimestamp": "2024-06-01T00:00:11Z", "involvedObject": {"kind": "ReplicaSet", "name": "web-new", "namespace": "shop"}},
+                {"lastTimestamp": "2024-06-01T00:00:13Z", "involvedObject": {"kind": "Deployment", "name": "web-gone", "namespace": "shop"}}]});
         let text = bundle.to_string();
         let parsed = [
             serde_json::from_str::<Json<'_>>(&text).unwrap(),
@@ -1005,7 +1031,7 @@ fact phase: string "Phase" { from pod.status.phase }
             let subject = subjects(vec![document]).unwrap().remove(0);
             (made_of(&subject), subject.warnings)
         });
-        assert_eq!(whole.0.2, ["e0", "e2"]);
+        assert_eq!(whole.0.2, ["2024-06-01T00:00:10Z", "2024-06-01T00:00:12Z"]);
         assert_eq!(pruned, whole);
     }
 
