@@ -964,7 +964,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cluster_parsed_keeping_what_the_adapter_reads_is_split_as_the_whole() {
+    fn a_cluster_or_a_bundle_parsed_keeping_what_the_adapter_reads_is_split_as_the_whole() {
         // Rules that read nothing the adapter reads: what a parse keeps of
         // events, owners and references is the adapter's own.
         let rules = kb_dsl::parse(
