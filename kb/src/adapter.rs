@@ -53,38 +53,44 @@ pub fn pruner(kb: &KnowledgeBase) -> Pruner {
     needs(kb).pruner().keeping_every_key()
 }
 
-/// What kb reads of a document in any of the shapes it accepts: what the
-/// rules read of each input, under its own name and, for Kubernetes objects,
-/// under the bundle's keys; and what the adapter reads of every object. A
-/// bundle's events are events: the adapter reads no more of them than that.
+/// What kb reads of a document in any of the shapes it accepts: an object
+/// of any kind (alone, in a `List`, in a watch event) keeps what the adapter
+/// reads of objects and events and what the rules read of every input; a
+/// bundle's values are each of their own kind, and keep what the adapter
+/// reads of such an object and what the rules read of that input.
 fn needs(kb: &KnowledgeBase) -> Needs {
-    let mut event = Needs::default();
-    for path in EVENT_READS {
-        event.add_whole(path);
-    }
-    let mut object = event.clone();
-    for path in OBJECT_READS {
-        object.add_whole(path);
-    }
-    if let Some(needs) = kb.needs_of("events") {
-        event.merge(needs);
-    }
-    // `events` as a list of them, or as an EventList.
-    let items = event.clone();
-    event.field("items").merge(&items);
+    let reads = |paths: &[&[&str]]| {
+        let mut needs = Needs::default();
+        for path in paths {
+            needs.add_whole(path);
+        }
+        needs
+    };
+    let with_items = |mut needs: Needs| {
+        let items = needs.clone();
+        needs.field("items").merge(&items);
+        needs
+    };
+    let mut object = reads(OBJECT_READS);
+    object.merge(&reads(EVENT_READS));
     for input in &kb.inputs {
         if let Some(needs) = kb.needs_of(&input.name) {
             object.merge(needs);
         }
     }
-    let items = object.clone();
-    object.field("items").merge(&items);
+    let object = with_items(object);
     let mut root = object.clone();
     root.add_whole(&["type"]);
     root.field("object").merge(&object);
     for key in BUNDLE_KEYS {
-        root.field(key)
-            .merge(if *key == "events" { &event } else { &object });
+        // `events` as a list of them, or as an EventList.
+        root.field(key).merge(&if *key == "events" {
+            let mut events = reads(EVENT_READS);
+            events.merge(kb.needs_of(key).unwrap_or(&Needs::default()));
+            with_items(events)
+        } else {
+            reads(OBJECT_READS)
+        });
     }
     for input in &kb.inputs {
         if let Some(needs) = kb.needs_of(&input.name) {
@@ -1033,6 +1039,47 @@ fact phase: string "Phase" { from pod.status.phase }
         });
         assert_eq!(whole.0.2, ["2024-06-01T00:00:10Z", "2024-06-01T00:00:12Z"]);
         assert_eq!(pruned, whole);
+    }
+
+    #[test]
+    fn each_value_of_a_bundle_keeps_what_is_read_of_its_own_input() {
+        let rules = kb_dsl::parse(
+            r#"input pod "The Pod"
+input node "The Node"
+fact pod_conditions: list<object> "The pod's conditions" { from pod.status.conditions }
+fact node_ready: bool "Whether the node is ready" {
+  from any(node.status.conditions, .type == "Ready" and .status == "True")
+}
+symptom s "S" {
+  when exists(pod_conditions)
+  check "Is the node ready?" { if node_ready => c.ready }
+}
+cause c.ready "Ready" { fix "Nothing" { step "Nothing" } }
+"#,
+            "conditions.kb",
+        )
+        .unwrap();
+        let kb = kb_engine::compile(&rules).unwrap();
+        let conditions = json!([{"type": "Ready", "status": "True", "message": "kubelet is posting ready status"}]);
+        let bundle = json!({"pod": {"status": {"conditions": conditions}},
+            "node": {"status": {"conditions": conditions}}});
+        let kept = pruner(&kb)
+            .parse(bundle.to_string().as_bytes())
+            .unwrap()
+            .to_value();
+        // Read by a condition, the pod's conditions may be shown: whole.
+        assert_eq!(kept["pod"]["status"]["conditions"], conditions);
+        assert_eq!(
+            kept["node"]["status"]["conditions"],
+            json!([{"type": "Ready", "status": "True"}])
+        );
+        // A pod alone may be any object: it keeps what is read of every input.
+        let pod = json!({"kind": "Pod", "status": {"conditions": conditions}});
+        let kept = pruner(&kb)
+            .parse(pod.to_string().as_bytes())
+            .unwrap()
+            .to_value();
+        assert_eq!(kept["status"]["conditions"], conditions);
     }
 
     #[test]
