@@ -83,14 +83,17 @@ fn needs(kb: &KnowledgeBase) -> Needs {
     root.add_whole(&["type"]);
     root.field("object").merge(&object);
     for key in BUNDLE_KEYS {
-        // `events` as a list of them, or as an EventList.
-        root.field(key).merge(&if *key == "events" {
+        if *key == "events" {
+            // A list of them, or an EventList: what the rules read of the
+            // events input is needed of its items too.
             let mut events = reads(EVENT_READS);
-            events.merge(kb.needs_of(key).unwrap_or(&Needs::default()));
-            with_items(events)
+            if let Some(needs) = kb.needs_of(key) {
+                events.merge(needs);
+            }
+            root.field(key).merge(&with_items(events));
         } else {
-            reads(OBJECT_READS)
-        });
+            root.field(key).merge(&reads(OBJECT_READS));
+        }
     }
     for input in &kb.inputs {
         if let Some(needs) = kb.needs_of(&input.name) {
