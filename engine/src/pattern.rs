@@ -335,8 +335,15 @@ impl Clone for Pattern {
 
 impl Serialize for Pattern {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let ahead = self.ahead.clone().or_else(|| ahead(&self.source));
-        let needles = self.needles.clone().or_else(|| needles(&self.source));
+        // Without DFAs, as compiling leaves it: finding the needles takes
+        // most of the time of writing the rest.
+        let (ahead, needles) = match crate::snapshot::with_dfas() {
+            true => (
+                self.ahead.clone().or_else(|| ahead(&self.source)),
+                self.needles.clone().or_else(|| needles(&self.source)),
+            ),
+            false => (None, None),
+        };
         let needles =
             needles.map(|needles| needles.into_iter().map(SharedBytes).collect::<Vec<_>>());
         (&self.source, ahead.map(SharedBytes), needles).serialize(serializer)

@@ -75,6 +75,18 @@ impl KnowledgeBase {
         Ok(self.to_parts()?.to_bytes())
     }
 
+    /// [`KnowledgeBase::to_bytes`] without the DFAs of its regular
+    /// expressions, which take most of the time of writing and most of the
+    /// bytes (ten times the rest for the bundled rules): for bytes written
+    /// as a program runs, a cache of what it compiled. Loaded, the
+    /// expressions are compiled when first used, as compiled rules' are.
+    pub fn to_bytes_without_dfas(&self) -> Result<Vec<u8>, SnapshotError> {
+        let previous = WITHOUT_DFAS.replace(true);
+        let bytes = self.to_bytes();
+        WITHOUT_DFAS.set(previous);
+        bytes
+    }
+
     /// The knowledge base as [`Parts`], for a program to embed and load
     /// with [`KnowledgeBase::from_checked_parts`].
     pub fn to_parts(&self) -> Result<Parts, SnapshotError> {
@@ -307,6 +319,15 @@ thread_local! {
     static LOADING: RefCell<Option<Loaded>> = const { RefCell::new(None) };
     /// The texts of a knowledge base being written as bytes on this thread.
     static TEXTS: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Whether a knowledge base is being written without its regular
+    /// expressions' DFAs ([`KnowledgeBase::to_bytes_without_dfas`]).
+    static WITHOUT_DFAS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the knowledge base being written on this thread gets its
+/// regular expressions' DFAs, built if need be.
+pub(crate) fn with_dfas() -> bool {
+    !WITHOUT_DFAS.get()
 }
 
 /// The bytes a knowledge base is loaded from, and where the texts not yet

@@ -1319,6 +1319,35 @@ test "full" {
     }
 
     #[test]
+    fn written_without_dfas_it_is_smaller_and_the_same_knowledge_base() {
+        let compiled = kb(RULES);
+        let (with, without) = (
+            compiled.to_bytes().unwrap(),
+            compiled.to_bytes_without_dfas().unwrap(),
+        );
+        assert!(
+            without.len() < with.len(),
+            "{} ≥ {}",
+            without.len(),
+            with.len()
+        );
+        let loaded = KnowledgeBase::from_bytes(without.clone(), sources()).unwrap();
+        for message in [
+            "0/3 nodes are available: 3 Insufficient cpu.",
+            "0/3 nodes are available: 3 node(s) had untolerated taint.",
+            "no message a rule knows",
+        ] {
+            let expected = serde_json::to_value(eval(&compiled, &pending(message))).unwrap();
+            let actual = serde_json::to_value(eval(&loaded, &pending(message))).unwrap();
+            assert_eq!(expected, actual, "{message}");
+        }
+        // The same knowledge base either way: written again, the same bytes.
+        assert_eq!(loaded.to_bytes().unwrap(), with);
+        let with_dfas = KnowledgeBase::from_bytes(with, sources()).unwrap();
+        assert_eq!(with_dfas.to_bytes_without_dfas().unwrap(), without);
+    }
+
+    #[test]
     fn the_same_knowledge_base_always_gives_the_same_bytes() {
         let bytes = kb(RULES).to_bytes().unwrap();
         assert_eq!(kb(RULES).to_bytes().unwrap(), bytes);
