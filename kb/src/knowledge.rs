@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::cache::Entry;
 use kb_dsl::{Broken, Code, Loc, Problem, Source, ast::RuleSet};
 use kb_engine::KnowledgeBase;
 use rayon::prelude::*;
@@ -254,6 +255,18 @@ impl Loaded {
     /// and `exclude` of its `kb.toml` select (every one by default),
     /// compiled with the bundled ones when it `extends = "bundled"`.
     pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
+        Self::open_dir(dir, false).map(|(loaded, _)| loaded)
+    }
+
+    /// [`Loaded::from_dir`], loading what an earlier run compiled of the
+    /// same files when it was kept ([`crate::cache`]). When the rules were
+    /// compiled now, the entry to keep them under is returned with them:
+    /// keeping them takes a while, better spent once the command is done.
+    pub fn from_dir_cached(dir: &Path) -> Result<(Self, Option<Entry>), LoadError> {
+        Self::open_dir(dir, true)
+    }
+
+    fn open_dir(dir: &Path, cached: bool) -> Result<(Self, Option<Entry>), LoadError> {
         if !dir.is_dir() {
             return Err(LoadError::Other(format!(
                 "`{}` is not a directory",
@@ -261,12 +274,14 @@ impl Loaded {
             )));
         }
         let manifest_path = dir.join("kb.toml");
-        let manifest = if manifest_path.exists() {
-            let text = crate::read::text_file(&manifest_path).map_err(LoadError::Other)?;
-            Some(parse_manifest(&text, &manifest_path.display().to_string())?)
-        } else {
-            None
+        let manifest_text = match manifest_path.exists() {
+            true => Some(crate::read::text_file(&manifest_path).map_err(LoadError::Other)?),
+            false => None,
         };
+        let manifest = manifest_text
+            .as_deref()
+            .map(|text| parse_manifest(text, &manifest_path.display().to_string()))
+            .transpose()?;
         let selection = Selection::new(manifest.as_ref())?;
         // By path, the order they are compiled in.
         let mut rule_sources = BTreeMap::new();
@@ -301,19 +316,26 @@ impl Loaded {
                 dir.display()
             )));
         }
-        let sources = rule_sources.into_values();
         let with_bundled = manifest.as_ref().and_then(|m| m.extends) == Some(Extends::Bundled);
-        let kb = if with_bundled {
-            compile_sources(bundled_rules().chain(sources), true)?
-        } else {
-            compile_sources(sources, false)?
+        let sources: Vec<Arc<Source>> = match with_bundled {
+            true => bundled_rules().chain(rule_sources.into_values()).collect(),
+            false => rule_sources.into_values().collect(),
         };
-        Ok(Self {
+        let mut entry = cached
+            .then(|| Entry::new(dir, manifest_text.as_deref(), with_bundled, &sources))
+            .flatten();
+        let kept = entry.as_mut().and_then(|entry| entry.load(sources.clone()));
+        let (kb, entry) = match kept {
+            Some(kb) => (kb, None),
+            None => (compile_sources(sources.into_iter(), with_bundled)?, entry),
+        };
+        let loaded = Self {
             kb,
             manifest,
             with_bundled,
             root: Some(dir.to_path_buf()),
-        })
+        };
+        Ok((loaded, entry))
     }
 
     /// Reads a file a test refers to, relative to the rule file that names it.

@@ -6,6 +6,7 @@
 //! ([`adapter`], [`read`]), and writes results ([`output`]).
 
 pub mod adapter;
+pub mod cache;
 pub mod command;
 pub mod deferred;
 pub mod exit;
@@ -32,7 +33,9 @@ use knowledge::Loaded;
 #[command(name = "kb", version, about, long_about, after_help = EXIT_CODES)]
 pub struct Cli {
     /// Use the knowledge base in this folder (`.kb` files and an optional
-    /// `kb.toml`) instead of the bundled Kubernetes Pod one.
+    /// `kb.toml`) instead of the bundled Kubernetes Pod one. Compiled, it is
+    /// kept for the next run on the same files (in `KB_CACHE_DIR`, by default
+    /// the user's cache folder; set empty, nothing is kept).
     #[arg(long, global = true, value_name = "DIR")]
     pub kb: Option<PathBuf>,
     /// Language of titles, explanations and fixes [default: en; for `docs`, both].
@@ -101,14 +104,19 @@ pub fn run(cli: Cli) -> Exit {
         Command::Test(args) => args.dir.clone().or(cli.kb.clone()),
         _ => cli.kb.clone(),
     };
-    let loaded = match &dir {
-        Some(dir) => Loaded::from_dir(dir),
-        None => Loaded::bundled(),
-    };
     if let Command::Check(args) = &cli.command {
+        // Checking compiles, whatever was kept: it reports the warnings.
+        let loaded = match &dir {
+            Some(dir) => Loaded::from_dir(dir),
+            None => Loaded::bundled(),
+        };
         return command::check::run(args, loaded);
     }
-    let loaded = match loaded {
+    let loaded = match &dir {
+        Some(dir) => Loaded::from_dir_cached(dir),
+        None => Loaded::bundled().map(|loaded| (loaded, None)),
+    };
+    let (loaded, to_keep) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => {
             report::load_error(&error);
@@ -126,6 +134,9 @@ pub fn run(cli: Cli) -> Exit {
         Command::Init(args) => command::init::run(args),
         Command::Check(args) => return command::check::run(args, Ok(loaded)),
     };
+    if let Some(entry) = to_keep {
+        entry.store(&loaded.kb);
+    }
     // The process ends next: freeing the knowledge base piece by piece
     // would only make a short `kb eval` slower.
     std::mem::forget(loaded);

@@ -8,10 +8,12 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-/// The `kb` binary, with the colour variables of the calling environment removed.
+/// The `kb` binary, with the colour variables of the calling environment
+/// removed, keeping no compiled knowledge base (`cli_cache.rs` tests that).
 pub fn kb() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
     command
+        .env("KB_CACHE_DIR", "")
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE");

@@ -1,0 +1,263 @@
+//! End-to-end tests of compiled knowledge bases kept between runs
+//! (`KB_CACHE_DIR`): a folder's rules loaded from the cache answer as they
+//! do compiled, and a cache that is stale, damaged or cannot be written
+//! never changes an answer.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests"
+)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+mod common;
+use common::{Run, example, finish, kb, workspace, write};
+
+/// A copy of the bundled rule folder (rule files, `kb.toml`, fixtures), to
+/// change at will.
+fn bundled_copy() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    let rules = workspace().join("kb/rules");
+    for entry in walkdir::WalkDir::new(&rules) {
+        let entry = entry.unwrap();
+        let to = dir.path().join(entry.path().strip_prefix(&rules).unwrap());
+        if entry.file_type().is_dir() {
+            fs::create_dir_all(&to).unwrap();
+        } else {
+            fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    dir
+}
+
+/// Runs `kb ARGS` keeping compiled knowledge bases in `cache` (`None`:
+/// keeping none).
+fn run_with(cache: Option<&Path>, args: &[&str]) -> Run {
+    let mut command = kb();
+    command.env("KB_CACHE_DIR", cache.map_or(Path::new(""), |c| c));
+    finish(command.args(args))
+}
+
+/// The files in the cache folder.
+fn kept(cache: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(cache) else {
+        return Vec::new();
+    };
+    entries.map(|e| e.unwrap().path()).collect()
+}
+
+/// What a run shows, to compare runs by.
+fn shown(run: &Run) -> (i32, &str, &str) {
+    (run.code, &run.stdout, &run.stderr)
+}
+
+#[test]
+fn a_folder_loaded_from_the_cache_answers_every_command_as_compiled() {
+    let rules = bundled_copy();
+    let dir = rules.path().to_str().unwrap();
+    let cache = TempDir::new().unwrap();
+    let oom = example("crash-loop-oomkilled.json");
+    let pending = example("pending-insufficient-cpu.json");
+    let (oom, pending) = (oom.to_str().unwrap(), pending.to_str().unwrap());
+    let commands: [&[&str]; 9] = [
+        &["--kb", dir, "eval", oom],
+        &["--kb", dir, "eval", "--format", "json", pending],
+        &[
+            "--kb", dir, "--lang", "zh", "eval", "--format", "markdown", oom,
+        ],
+        &[
+            "--kb",
+            dir,
+            "eval",
+            "--why-not",
+            "crash.liveness-probe",
+            oom,
+        ],
+        &["--kb", dir, "facts", pending],
+        &["--kb", dir, "explain", "crash.oom-limit"],
+        &["--kb", dir, "graph", "--format", "json"],
+        &["--kb", dir, "test"],
+        &["--kb", dir, "test", "--coverage"],
+    ];
+    for args in commands {
+        let compiled = run_with(None, args);
+        assert!(kept(cache.path()).is_empty());
+        // Compiled the first time, and only the key kept.
+        let first = run_with(Some(cache.path()), args);
+        let [file] = &kept(cache.path())[..] else {
+            panic!(
+                "{args:?}: one file kept for one folder: {:?}",
+                kept(cache.path())
+            );
+        };
+        let key_only = fs::metadata(file).unwrap().len();
+        // Compiled again, and kept.
+        let second = run_with(Some(cache.path()), args);
+        let stored = fs::read(file).unwrap();
+        assert!(stored.len() as u64 > key_only + 100_000, "{args:?}");
+        let loaded = run_with(Some(cache.path()), args);
+        assert_eq!(shown(&first), shown(&compiled), "{args:?}, compiled once");
+        assert_eq!(
+            shown(&second),
+            shown(&compiled),
+            "{args:?}, compiled then kept"
+        );
+        assert_eq!(
+            shown(&loaded),
+            shown(&compiled),
+            "{args:?}, loaded from the cache"
+        );
+        // Loaded, not compiled and kept again: the file is as it was.
+        assert_eq!(fs::read(file).unwrap(), stored, "{args:?}");
+        assert_ne!(compiled.stdout, "", "{args:?}");
+        fs::remove_file(file).unwrap();
+    }
+}
+
+#[test]
+fn a_changed_rule_file_is_compiled_again() {
+    let rules = bundled_copy();
+    let dir = rules.path().to_str().unwrap();
+    let cache = TempDir::new().unwrap();
+    let oom = example("crash-loop-oomkilled.json");
+    let args = ["--kb", dir, "eval", oom.to_str().unwrap()];
+    run_with(Some(cache.path()), &args);
+    // Compiled twice: kept.
+    let before = run_with(Some(cache.path()), &args);
+    let title = "The container used more memory than its limit and was OOM-killed";
+    common::assert_contains(&before.stdout, title);
+
+    let file = rules.path().join("crash-loop.kb");
+    let text = fs::read_to_string(&file).unwrap();
+    let changed = "It ran out of the memory its limit allows";
+    fs::write(&file, text.replacen(title, changed, 1)).unwrap();
+    let after = run_with(Some(cache.path()), &args);
+    assert_eq!(after.code, before.code);
+    common::assert_contains(&after.stdout, changed);
+    assert!(!after.stdout.contains(title), "{}", after.stdout);
+    assert_eq!(kept(cache.path()).len(), 1, "replaced, not added to");
+
+    // A file added to the folder is part of it.
+    write(
+        rules.path(),
+        "extra.kb",
+        "fact extra_flag: bool \"Extra\" {}\n",
+    );
+    let explained = run_with(Some(cache.path()), &["--kb", dir, "explain", "extra_flag"]);
+    assert_eq!(explained.code, 0, "{}", explained.stderr);
+    common::assert_contains(&explained.stdout, "Extra");
+}
+
+#[test]
+fn a_damaged_cache_file_is_compiled_again_and_replaced() {
+    let rules = bundled_copy();
+    let dir = rules.path().to_str().unwrap();
+    let cache = TempDir::new().unwrap();
+    let oom = example("crash-loop-oomkilled.json");
+    let args = [
+        "--kb",
+        dir,
+        "eval",
+        "--format",
+        "json",
+        oom.to_str().unwrap(),
+    ];
+    let compiled = run_with(None, &args);
+    run_with(Some(cache.path()), &args);
+    run_with(Some(cache.path()), &args);
+    let [file] = &kept(cache.path())[..] else {
+        panic!("one file kept");
+    };
+    let good = fs::read(file).unwrap();
+    // A title altered where it is stored: still a knowledge base that loads.
+    let title = b"used more memory";
+    let at = good.windows(title.len()).position(|w| w == title).unwrap();
+    let mut altered = good.clone();
+    altered[at..at + title.len()].copy_from_slice(b"USED MORE MEMORY");
+    // Its header and key kept, what follows cut short or altered.
+    let damaged: [Vec<u8>; 4] = [
+        altered,
+        good[..good.len() / 2].to_vec(),
+        good.iter()
+            .enumerate()
+            .map(|(i, b)| if i > 60 && i % 7 == 0 { b ^ 0x5a } else { *b })
+            .collect(),
+        good[..75].to_vec(),
+    ];
+    for bytes in damaged {
+        fs::write(file, &bytes).unwrap();
+        let run = run_with(Some(cache.path()), &args);
+        assert_eq!(shown(&run), shown(&compiled));
+        assert_eq!(
+            fs::read(file).unwrap(),
+            good,
+            "replaced by what compiling gives"
+        );
+    }
+}
+
+#[test]
+fn a_cache_that_cannot_be_written_changes_nothing() {
+    let rules = bundled_copy();
+    let dir = rules.path().to_str().unwrap();
+    let oom = example("crash-loop-oomkilled.json");
+    let args = ["--kb", dir, "eval", oom.to_str().unwrap()];
+    let compiled = run_with(None, &args);
+    let place = TempDir::new().unwrap();
+    // A file where the folder would be.
+    let blocked = write(place.path(), "not-a-folder", "x");
+    let run = run_with(Some(&blocked), &args);
+    assert_eq!(shown(&run), shown(&compiled));
+    assert_eq!(fs::read_to_string(&blocked).unwrap(), "x");
+}
+
+#[test]
+fn rules_with_errors_are_reported_every_time_and_not_kept() {
+    let rules = TempDir::new().unwrap();
+    write(
+        rules.path(),
+        "broken.kb",
+        "symptom pod-broken \"Broken\" {\n  when phase == \n}\n",
+    );
+    let cache = TempDir::new().unwrap();
+    let dir = rules.path().to_str().unwrap();
+    let pending = example("pending-insufficient-cpu.json");
+    let args = ["--kb", dir, "eval", pending.to_str().unwrap()];
+    let first = run_with(Some(cache.path()), &args);
+    let second = run_with(Some(cache.path()), &args);
+    assert_eq!(first.code, 3, "{}", first.stderr);
+    assert_eq!(shown(&second), shown(&first));
+    assert!(kept(cache.path()).is_empty());
+}
+
+#[test]
+fn the_cache_is_in_the_users_cache_folder_unless_set_or_turned_off() {
+    let rules = bundled_copy();
+    let dir = rules.path().to_str().unwrap();
+    let home = TempDir::new().unwrap();
+    let pending = example("pending-insufficient-cpu.json");
+    let args = ["--kb", dir, "eval", pending.to_str().unwrap()];
+    let xdg = home.path().join("xdg-cache");
+    let with_home = |command: &mut assert_cmd::Command| {
+        command
+            .env("HOME", home.path())
+            .env("XDG_CACHE_HOME", &xdg)
+            .args(args);
+    };
+
+    let mut off = kb();
+    with_home(off.env("KB_CACHE_DIR", ""));
+    assert_eq!(finish(&mut off).code, 0);
+    assert!(!xdg.exists() && !home.path().join(".cache").exists());
+
+    let mut default = kb();
+    with_home(default.env_remove("KB_CACHE_DIR"));
+    assert_eq!(finish(&mut default).code, 0);
+    assert_eq!(kept(&xdg.join("kb")).len(), 1);
+}
