@@ -11,12 +11,13 @@
 //! loading checks: a file damaged on disk is compiled again rather than
 //! read with a title or a command altered. Rules are kept compiled the
 //! second time they are compiled; the first, only their key is. A file
-//! whose key differs, or that does not load, is replaced. Nothing here
-//! fails a command: a cache that cannot be read or written is only slower.
+//! whose key differs, or that does not load, is replaced; one no run has
+//! used for a month is removed. Nothing here fails a command: a cache that
+//! cannot be read or written is only slower.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kb_dsl::Source;
 use kb_engine::KnowledgeBase;
@@ -93,14 +94,27 @@ impl Entry {
             return None;
         }
         let start = bytes.len() - compiled.len();
-        KnowledgeBase::from_bytes(bytes::Bytes::from(bytes).slice(start..), sources).ok()
+        let kb = KnowledgeBase::from_bytes(bytes::Bytes::from(bytes).slice(start..), sources);
+        let kb = kb.ok()?;
+        self.mark_used();
+        Some(kb)
+    }
+
+    /// Marks the file used now, if it was last a day ago or more, so that
+    /// [`forget_unused`] keeps it.
+    fn mark_used(&self) {
+        if older_than(&self.path, MARKED_EVERY)
+            && let Ok(file) = std::fs::File::options().write(true).open(&self.path)
+        {
+            let _ = file.set_modified(SystemTime::now());
+        }
     }
 
     /// Keeps what was compiled of these rules, replacing the file whole: a
     /// run reading it meanwhile sees the old one or the new. The first time
     /// they are compiled only their key is kept; the knowledge base, the
-    /// next time. Writing it costs a fifth to a half of compiling again,
-    /// which rules being edited, compiled once each, would pay every run.
+    /// next time. Writing it costs about a third of compiling again, which
+    /// rules being edited, compiled once each, would pay every run.
     pub fn store(&self, kb: &KnowledgeBase) {
         let compiled = match self.seen_before {
             true => match kb.to_bytes_without_dfas() {
@@ -127,7 +141,39 @@ impl Entry {
             });
         // Only slower next time.
         drop(written);
+        forget_unused(folder);
     }
+}
+
+/// How long a kept file no run has used lasts: folders of rules come
+/// and go (a checkout for each CI job, a copy to try something), and each
+/// left a file behind.
+const UNUSED_FOR: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// How often a load marks its file used.
+const MARKED_EVERY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Removes the kept files no run has used for [`UNUSED_FOR`] (a load marks
+/// its file used, once a day); done as a file is written, which is rare,
+/// so that the cache folder does not grow for good.
+fn forget_unused(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|ext| ext == "kbc") && older_than(&path, UNUSED_FOR) {
+            // Another run may have removed or replaced it meanwhile.
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Whether a file was last changed longer ago than `age`.
+fn older_than(path: &Path, age: Duration) -> bool {
+    std::fs::metadata(path)
+        .and_then(|metadata| metadata.modified())
+        .is_ok_and(|modified| modified.elapsed().is_ok_and(|elapsed| elapsed > age))
 }
 
 /// The folder compiled knowledge bases are kept in: `KB_CACHE_DIR`, or

@@ -13,6 +13,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use tempfile::TempDir;
 
@@ -260,4 +261,63 @@ fn the_cache_is_in_the_users_cache_folder_unless_set_or_turned_off() {
     with_home(default.env_remove("KB_CACHE_DIR"));
     assert_eq!(finish(&mut default).code, 0);
     assert_eq!(kept(&xdg.join("kb")).len(), 1);
+}
+
+/// Sets when a file was last changed to `days` ago.
+fn age(path: &Path, days: u64) {
+    let then = SystemTime::now() - Duration::from_secs(days * 24 * 60 * 60);
+    let file = fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(then).unwrap();
+}
+
+fn modified(path: &Path) -> SystemTime {
+    fs::metadata(path).unwrap().modified().unwrap()
+}
+
+#[test]
+fn files_no_run_used_for_a_month_are_removed_as_another_is_written() {
+    let cache = TempDir::new().unwrap();
+    let pending = example("pending-insufficient-cpu.json");
+    let args = |dir: &TempDir| {
+        let dir = dir.path().to_str().unwrap().to_owned();
+        vec![
+            "--kb".to_owned(),
+            dir,
+            "eval".to_owned(),
+            pending.to_str().unwrap().to_owned(),
+        ]
+    };
+    let run = |args: &[String]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_with(Some(cache.path()), &args)
+    };
+    // A folder kept compiled, last used two months ago, then loaded: used now.
+    let used = bundled_copy();
+    for _ in 0..2 {
+        run(&args(&used));
+    }
+    let [used_file] = &kept(cache.path())[..] else {
+        panic!("one file kept");
+    };
+    age(used_file, 60);
+    let before = modified(used_file);
+    run(&args(&used));
+    assert!(modified(used_file) > before, "a load marks its file used");
+    // Another kept file, last used 31 days ago, one used 29 days ago, and
+    // a file that is not kb's.
+    let stale = write(cache.path(), "0123456789abcdef0123456789abcdef.kbc", "x");
+    let recent = write(cache.path(), "fedcba9876543210fedcba9876543210.kbc", "x");
+    let other = write(cache.path(), "notes.txt", "x");
+    age(&stale, 31);
+    age(&recent, 29);
+    age(&other, 90);
+    // Loading writes nothing, and removes nothing.
+    run(&args(&used));
+    assert!(stale.exists());
+    // Compiling another folder writes its key, and removes the stale file.
+    let new = bundled_copy();
+    run(&args(&new));
+    assert!(!stale.exists());
+    assert!(recent.exists() && other.exists() && used_file.exists());
+    assert_eq!(kept(cache.path()).len(), 4);
 }
