@@ -1,6 +1,7 @@
 //! Arbitrary bytes as a compiled knowledge base (after the header that
 //! names the engine's version): load it, and when it loads, diagnose a pod
-//! with it, decode its rule tests and write it back as bytes.
+//! with it, decode its rule tests and write it back as bytes, with and
+//! without its DFAs.
 #![no_main]
 
 use kb::knowledge::BUNDLED_PARTS;
@@ -32,4 +33,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = serde_json::to_string(&diagnosis);
     let _ = kb.tests();
     let _ = kb.to_bytes();
+    let _ = kb.to_bytes_without_dfas();
 });
