@@ -56,9 +56,11 @@ pub(crate) struct Pattern {
     /// That DFA, ready to search; boxed, as most are never read, and a
     /// knowledge base's expressions are decoded into one vector.
     dfa: OnceLock<Option<Box<sparse::DFA<Vec<u8>>>>>,
-    /// Strings one of which every match contains, found when the knowledge
-    /// base was written as bytes ([`needles`]).
-    needles: Option<Box<[Bytes]>>,
+    /// Strings one of which every match contains ([`needles`]): found when
+    /// the knowledge base was written as bytes, or when first searched for.
+    /// Finding them is a small part of compiling the expression, which a
+    /// text without any of them does not need.
+    needles: OnceLock<Option<Box<[Bytes]>>>,
     /// How many bytes that DFA searched, up to about [`WARM_BYTES`].
     scanned: AtomicU32,
     /// `None` when it does not compile, which checking it reports.
@@ -106,7 +108,7 @@ impl Pattern {
             source,
             ahead: None,
             dfa: OnceLock::new(),
-            needles: None,
+            needles: OnceLock::new(),
             scanned: AtomicU32::new(0),
             regex: OnceLock::new(),
         }
@@ -168,11 +170,19 @@ impl Pattern {
     /// Whether `text` contains none of the strings one of which every match
     /// contains, so that it cannot match; `false` when there are none.
     fn lacks_needles(&self, text: &str) -> bool {
-        self.needles.as_ref().is_some_and(|needles| {
+        self.needles().is_some_and(|needles| {
             !needles
                 .iter()
                 .any(|needle| memchr::memmem::find(text.as_bytes(), needle).is_some())
         })
+    }
+
+    /// The strings one of which every match contains, found now if they
+    /// were not yet.
+    fn needles(&self) -> Option<&[Bytes]> {
+        self.needles
+            .get_or_init(|| needles(&self.source))
+            .as_deref()
     }
 
     /// The DFA built ahead of time, if there is one.
@@ -335,17 +345,17 @@ impl Clone for Pattern {
 
 impl Serialize for Pattern {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Without DFAs, as compiling leaves it: finding the needles takes
-        // most of the time of writing the rest.
+        // Without DFAs, nor the needles, which take most of the time of
+        // writing the rest: they are found when first searched for.
         let (ahead, needles) = match crate::snapshot::with_dfas() {
             true => (
                 self.ahead.clone().or_else(|| ahead(&self.source)),
-                self.needles.clone().or_else(|| needles(&self.source)),
+                self.needles(),
             ),
             false => (None, None),
         };
         let needles =
-            needles.map(|needles| needles.into_iter().map(SharedBytes).collect::<Vec<_>>());
+            needles.map(|needles| needles.iter().cloned().map(SharedBytes).collect::<Vec<_>>());
         (&self.source, ahead.map(SharedBytes), needles).serialize(serializer)
     }
 }
@@ -356,7 +366,13 @@ impl<'de> Deserialize<'de> for Pattern {
             <(Text, Option<SharedBytes>, Option<Vec<SharedBytes>>)>::deserialize(deserializer)?;
         Ok(Self {
             ahead: ahead.map(|SharedBytes(bytes)| bytes),
-            needles: needles.map(|needles| needles.into_iter().map(|SharedBytes(b)| b).collect()),
+            // Written without them, they are found when first searched for.
+            needles: match needles {
+                Some(needles) => {
+                    OnceLock::from(Some(needles.into_iter().map(|SharedBytes(b)| b).collect()))
+                }
+                None => OnceLock::new(),
+            },
             ..Self::new(source)
         })
     }
@@ -443,7 +459,7 @@ mod tests {
     fn a_text_without_what_every_match_contains_is_answered_without_a_dfa() {
         let source = r"^(Failed to pull image|Back-off pulling image) |\bErrImagePull\b";
         let pattern = loaded(source);
-        assert!(pattern.needles.is_some());
+        assert!(pattern.needles.get().is_some_and(Option::is_some));
         assert_eq!(pattern.is_match("0/3 nodes are available"), Some(false));
         assert_eq!(pattern.capture("0/3 nodes are available"), Some(None));
         assert!(pattern.dfa.get().is_none(), "nothing loaded");
@@ -458,6 +474,20 @@ mod tests {
             assert_eq!(pattern.is_match(text), Some(expected), "{text}");
         }
         assert!(pattern.dfa.get().is_some());
+    }
+
+    #[test]
+    fn a_text_without_what_every_match_contains_is_answered_without_compiling() {
+        let source = r"^(Failed to pull image|Back-off pulling image) |\bErrImagePull\b";
+        // As compiling rules leaves it: no DFA built ahead, no needles yet.
+        let pattern = Pattern::check(source).unwrap();
+        assert!(pattern.needles.get().is_none());
+        assert_eq!(pattern.is_match("0/3 nodes are available"), Some(false));
+        assert_eq!(pattern.capture("0/3 nodes are available"), Some(None));
+        assert!(pattern.needles.get().is_some_and(Option::is_some));
+        assert!(pattern.regex.get().is_none(), "nothing compiled");
+        assert_eq!(pattern.is_match("x ErrImagePull"), Some(true));
+        assert!(pattern.regex.get().is_some());
     }
 
     #[test]
@@ -546,8 +576,8 @@ mod tests {
                 .map(|m| m.as_str());
             prop_assert_eq!(pattern.is_match(&text), Some(regex.is_match(&text)));
             prop_assert_eq!(pattern.capture(&text), Some(captured));
-            // Compiled from its source, it goes straight to the lazy DFA and
-            // its prefilter.
+            // Checked from its source, it finds its needles as it first
+            // searches, and has no DFA built ahead.
             let compiled = Pattern::check(source).unwrap();
             prop_assert_eq!(compiled.is_match(&text), Some(regex.is_match(&text)));
         }
