@@ -121,6 +121,55 @@ fn a_folder_loaded_from_the_cache_answers_every_command_as_compiled() {
     }
 }
 
+/// Every file below `dir`, by its path relative to it.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|entry| entry.file_type().is_file())
+        .map(|entry| {
+            let relative = entry.path().strip_prefix(dir).unwrap().to_path_buf();
+            (relative, fs::read(entry.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_folder_loaded_from_the_cache_writes_the_same_runbooks() {
+    let rules = bundled_copy();
+    let dir = rules.path().to_str().unwrap();
+    let cache = TempDir::new().unwrap();
+    let out = TempDir::new().unwrap();
+    let sites: Vec<_> = [
+        None,
+        Some(cache.path()),
+        Some(cache.path()),
+        Some(cache.path()),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, cache)| {
+        for format in [&[][..], &["--html"][..]] {
+            let site = out.path().join(format!("{i}-{}", format.len()));
+            let site = site.to_str().unwrap();
+            let args = [&["--kb", dir, "docs", "--out", site][..], format].concat();
+            let run = run_with(cache, &args);
+            assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        }
+        (
+            tree(&out.path().join(format!("{i}-0"))),
+            tree(&out.path().join(format!("{i}-1"))),
+        )
+    })
+    .collect();
+    assert!(sites[0].0.len() > 20 && sites[0].1.len() > 20);
+    for site in &sites[1..] {
+        assert!(*site == sites[0], "the same pages, compiled or loaded");
+    }
+}
+
 #[test]
 fn a_changed_rule_file_is_compiled_again() {
     let rules = bundled_copy();
