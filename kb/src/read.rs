@@ -41,6 +41,10 @@ pub fn text_file(path: &Path) -> Result<String, String> {
     let mut bytes = Vec::new();
     File::open(path)
         .and_then(|file| {
+            // Room for the whole file at once: read through `take`, it
+            // would be read in ever larger pieces, each copied again.
+            let len = file.metadata().map_or(0, |metadata| metadata.len());
+            bytes.reserve_exact(len.min(MAX_TEXT_FILE_BYTES as u64 + 1) as usize);
             file.take(MAX_TEXT_FILE_BYTES as u64 + 1)
                 .read_to_end(&mut bytes)
         })
