@@ -51,12 +51,16 @@ pub(crate) struct PatternId(u32);
 /// recursion.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Exprs {
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     nodes: Vec<CExpr>,
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     operands: Vec<ExprId>,
     /// The fields of paths, in [`Exprs::strings`].
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     names: Vec<Span>,
     /// The strings of literals and field names, one after the other.
     strings: String,
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     patterns: Vec<Pattern>,
 }
 

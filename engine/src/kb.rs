@@ -141,8 +141,10 @@ pub struct KnowledgeBase {
     #[serde(with = "crate::snapshot::graph")]
     pub(crate) graph: DiGraph<Node, Edge>,
     /// Nodes in an order where every edge goes forward.
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     pub(crate) topo: Vec<NodeIndex>,
     /// Preorder position of every node, from the symptoms in declaration order.
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     pub(crate) rank: Vec<usize>,
     /// Ordered, as every map here, so that the same knowledge base always
     /// gives the same bytes ([`KnowledgeBase::to_bytes`]).
@@ -156,12 +158,16 @@ pub struct KnowledgeBase {
     /// The documents an input may hold.
     pub inputs: Vec<InputInfo>,
     /// The facts, in declaration order.
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     pub facts: Vec<FactInfo>,
     /// The symptoms, in declaration order.
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     pub symptoms: Vec<SymptomInfo>,
     /// Every check: shared ones and those written inside symptoms and branches.
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     pub checks: Vec<CheckInfo>,
     /// The causes, in declaration order.
+    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     pub causes: Vec<CauseInfo>,
     /// The rule tests ([`KnowledgeBase::tests`]).
     pub(crate) tests: Tests,

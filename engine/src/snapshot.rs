@@ -293,6 +293,41 @@ pub(crate) mod graph {
 /// room to spare.
 pub(crate) const MAX_DEPTH: usize = kb_dsl::MAX_EXPR_DEPTH + 8;
 
+/// The most a vector decoded with [`sized_vec`] reserves before it has its
+/// elements. postcard claims no more elements than bytes are left, but an
+/// element may take hundreds of bytes decoded for each one encoded: bytes
+/// from elsewhere cost no more than this before they are refused.
+const MAX_RESERVED: usize = 64 << 20;
+
+/// Decodes a vector with room for all of its elements from the start, up
+/// to [`MAX_RESERVED`] bytes; serde reserves at most 1 MiB, and the large
+/// vectors of a large knowledge base, grown by doubling, were copied again
+/// and again.
+pub(crate) fn sized_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Sized<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Sized<T> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a sequence")
+        }
+
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let most = MAX_RESERVED / std::mem::size_of::<T>().max(1);
+            let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(most));
+            while let Some(item) = seq.next_element()? {
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+    deserializer.deserialize_seq(Sized(std::marker::PhantomData))
+}
+
 thread_local! {
     /// How deep the recursive part being decoded on this thread is.
     static DEPTH: Cell<usize> = const { Cell::new(0) };
