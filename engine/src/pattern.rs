@@ -345,8 +345,9 @@ impl Clone for Pattern {
 
 impl Serialize for Pattern {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Without DFAs, nor the needles, which take most of the time of
-        // writing the rest: they are found when first searched for.
+        // Without DFAs, the needles are left out too: finding them takes
+        // most of the time of writing the rest, and a loaded expression
+        // finds them when it first searches.
         let (ahead, needles) = match crate::snapshot::with_dfas() {
             true => (
                 self.ahead.clone().or_else(|| ahead(&self.source)),

@@ -81,7 +81,7 @@ impl Entry {
     /// The knowledge base kept for these rules, if it is there, its key is
     /// theirs, and it loads; its locations point into `sources`. Also
     /// notes whether the file says these rules were compiled before.
-    pub fn load(&mut self, sources: Vec<Arc<Source>>) -> Option<KnowledgeBase> {
+    pub fn load(&mut self, sources: &[Arc<Source>]) -> Option<KnowledgeBase> {
         let bytes = std::fs::read(&self.path).ok()?;
         let rest = bytes.strip_prefix(MAGIC)?;
         let (key, rest) = rest.split_at_checked(blake3::OUT_LEN)?;
@@ -94,8 +94,8 @@ impl Entry {
             return None;
         }
         let start = bytes.len() - compiled.len();
-        let kb = KnowledgeBase::from_bytes(bytes::Bytes::from(bytes).slice(start..), sources);
-        let kb = kb.ok()?;
+        let compiled = bytes::Bytes::from(bytes).slice(start..);
+        let kb = KnowledgeBase::from_bytes(compiled, sources.iter().cloned()).ok()?;
         self.mark_used();
         Some(kb)
     }

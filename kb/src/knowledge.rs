@@ -324,7 +324,7 @@ impl Loaded {
         let mut entry = cached
             .then(|| Entry::new(dir, manifest_text.as_deref(), with_bundled, &sources))
             .flatten();
-        let kept = entry.as_mut().and_then(|entry| entry.load(sources.clone()));
+        let kept = entry.as_mut().and_then(|entry| entry.load(&sources));
         let (kb, entry) = match kept {
             Some(kb) => (kb, None),
             None => (compile_sources(sources.into_iter(), with_bundled)?, entry),

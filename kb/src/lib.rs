@@ -104,18 +104,16 @@ pub fn run(cli: Cli) -> Exit {
         Command::Test(args) => args.dir.clone().or(cli.kb.clone()),
         _ => cli.kb.clone(),
     };
-    if let Command::Check(args) = &cli.command {
-        // Checking compiles, whatever was kept: it reports the warnings.
-        let loaded = match &dir {
-            Some(dir) => Loaded::from_dir(dir),
-            None => Loaded::bundled(),
-        };
-        return command::check::run(args, loaded);
-    }
+    // Checking compiles, whatever was kept: it reports the warnings.
+    let checking = matches!(cli.command, Command::Check(_));
     let loaded = match &dir {
-        Some(dir) => Loaded::from_dir_cached(dir),
+        Some(dir) if !checking => Loaded::from_dir_cached(dir),
+        Some(dir) => Loaded::from_dir(dir).map(|loaded| (loaded, None)),
         None => Loaded::bundled().map(|loaded| (loaded, None)),
     };
+    if let Command::Check(args) = &cli.command {
+        return command::check::run(args, loaded.map(|(loaded, _)| loaded));
+    }
     let (loaded, to_keep) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => {

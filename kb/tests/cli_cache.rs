@@ -238,6 +238,7 @@ fn a_damaged_cache_file_is_compiled_again_and_replaced() {
             .enumerate()
             .map(|(i, b)| if i > 60 && i % 7 == 0 { b ^ 0x5a } else { *b })
             .collect(),
+        // Its header, key and hash alone (11 + 32 + 32 bytes).
         good[..75].to_vec(),
     ];
     for bytes in damaged {
