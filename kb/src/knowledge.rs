@@ -285,7 +285,12 @@ impl Loaded {
         let selection = Selection::new(manifest.as_ref())?;
         // By path, the order they are compiled in.
         let mut rule_sources = BTreeMap::new();
-        for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        // Links are followed: a shared rule file or folder is often linked
+        // in. One back to a folder above is an error, not an endless walk.
+        for entry in walkdir::WalkDir::new(dir)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
             let entry = entry
                 .map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", dir.display())))?;
             let path = entry.path();

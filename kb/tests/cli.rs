@@ -2654,6 +2654,56 @@ fn a_custom_knowledge_base_diagnoses_its_own_domain() {
     assert_eq!(out.code, 2);
 }
 
+#[cfg(unix)]
+#[test]
+fn rule_files_and_folders_linked_into_a_knowledge_base_are_read() {
+    use std::os::unix::fs::symlink;
+    let dir = TempDir::new().unwrap();
+    write(&dir, "shared/coffee/machine.kb", COFFEE_KB);
+    let input = write(
+        &dir,
+        "panel.json",
+        r#"{"machine": {"water": {"level": 80}, "display": {"code": "E42"}}}"#,
+    );
+    fs::create_dir_all(dir.path().join("file-linked")).unwrap();
+    symlink(
+        "../shared/coffee/machine.kb",
+        dir.path().join("file-linked/machine.kb"),
+    )
+    .unwrap();
+    fs::create_dir_all(dir.path().join("folder-linked")).unwrap();
+    symlink("../shared/coffee", dir.path().join("folder-linked/coffee")).unwrap();
+
+    for rules in ["file-linked", "folder-linked"] {
+        let rules = dir.path().join(rules);
+        let check = run([OsStr::new("check"), rules.as_os_str()]);
+        assert_eq!(check.code, 0, "{}", check.stderr);
+        assert!(
+            check.stdout.starts_with("ok: 1 symptom, 1 check, 2 causes"),
+            "{}",
+            check.stdout
+        );
+        let out = run([
+            OsStr::new("--kb"),
+            rules.as_os_str(),
+            OsStr::new("eval"),
+            input.as_os_str(),
+            OsStr::new("--format"),
+            OsStr::new("json"),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(confirmed(&one_json(&out)), ["coffee.scale"]);
+    }
+
+    // A link to a folder above would be walked for ever.
+    let looped = dir.path().join("shared/coffee");
+    symlink("..", looped.join("up")).unwrap();
+    let out = run([OsStr::new("check"), looped.as_os_str()]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert_contains(&out.stderr, "File system loop found");
+    assert_contains(&out.stderr, "up points to an ancestor");
+}
+
 #[test]
 fn a_folder_without_rules_or_with_a_bad_manifest_exits_3() {
     let empty = TempDir::new().unwrap();

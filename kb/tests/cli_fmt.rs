@@ -150,6 +150,25 @@ fn a_symbolic_link_stays_one_and_the_file_it_points_to_is_formatted() {
     assert_eq!(read(&dir.path().join("shared/disk.kb")), TIDY);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_folder_linked_in_is_formatted_where_it_is() {
+    let dir = folder(&[("shared/disk.kb", MESSY), ("rules/tidy.kb", TIDY)]);
+    let link = dir.path().join("rules/shared");
+    std::os::unix::fs::symlink("../shared", &link).unwrap();
+    let rules = dir.path().join("rules");
+    let check = run([OsStr::new("fmt"), OsStr::new("--check"), rules.as_os_str()]);
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    assert_eq!(
+        check.stdout.trim(),
+        link.join("disk.kb").display().to_string()
+    );
+    let result = run([OsStr::new("fmt"), rules.as_os_str()]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(read(&dir.path().join("shared/disk.kb")), TIDY);
+}
+
 #[test]
 fn check_lists_what_would_change_and_changes_nothing() {
     let dir = folder(&[("a/messy.kb", MESSY), ("b/tidy.kb", TIDY)]);

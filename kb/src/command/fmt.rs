@@ -85,7 +85,11 @@ fn rule_files(path: &Path) -> Result<Vec<PathBuf>, String> {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+    // Links are followed, as when rules are read; a file is written where its link points.
+    for entry in walkdir::WalkDir::new(path)
+        .follow_links(true)
+        .sort_by_file_name()
+    {
         let entry = entry.map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
         let is_rule_file =
             entry.file_type().is_file() && entry.path().extension().is_some_and(|ext| ext == "kb");
