@@ -36,19 +36,27 @@ pub const MAX_TEXT_FILE_BYTES: usize = 64 << 20;
 /// error that names the file, and where it stops being UTF-8, or that it is
 /// larger than [`MAX_TEXT_FILE_BYTES`].
 pub fn text_file(path: &Path) -> Result<String, String> {
-    let name = path.display();
-    let cannot_read = |e: io::Error| format!("cannot read `{name}`: {e}");
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| format!("cannot read `{name}`: {e}"))?;
+    // Room for the whole file at once: read through `take`, it would be
+    // read in ever larger pieces, each copied again.
+    let len = file.metadata().map_or(0, |metadata| metadata.len());
+    text(file, len, &name)
+}
+
+/// Standard input as text, read as [`text_file`] reads a file, named `<stdin>`.
+pub fn stdin_text() -> Result<String, String> {
+    text(io::stdin().lock(), 0, "<stdin>")
+}
+
+/// What `reader` holds, of about `len` bytes, as text; `name` names it in errors.
+fn text(reader: impl Read, len: u64, name: &str) -> Result<String, String> {
     let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|file| {
-            // Room for the whole file at once: read through `take`, it
-            // would be read in ever larger pieces, each copied again.
-            let len = file.metadata().map_or(0, |metadata| metadata.len());
-            bytes.reserve_exact(len.min(MAX_TEXT_FILE_BYTES as u64 + 1) as usize);
-            file.take(MAX_TEXT_FILE_BYTES as u64 + 1)
-                .read_to_end(&mut bytes)
-        })
-        .map_err(cannot_read)?;
+    bytes.reserve_exact(len.min(MAX_TEXT_FILE_BYTES as u64 + 1) as usize);
+    reader
+        .take(MAX_TEXT_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read `{name}`: {e}"))?;
     if bytes.len() > MAX_TEXT_FILE_BYTES {
         return Err(format!(
             "`{name}` is larger than {} MiB, the most kb reads of one file; split it",

@@ -15,7 +15,7 @@ use std::path::Path;
 use tempfile::TempDir;
 
 mod common;
-use common::{finish, kb, run, workspace};
+use common::{finish, kb, run, run_stdin, workspace};
 
 /// A rule file written every which way, with comments everywhere.
 const MESSY: &str = r#"# Disk space.
@@ -167,6 +167,53 @@ fn a_folder_linked_in_is_formatted_where_it_is() {
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
     assert_eq!(read(&dir.path().join("shared/disk.kb")), TIDY);
+}
+
+#[test]
+fn standard_input_is_formatted_to_standard_output() {
+    let out = run_stdin(["fmt", "-"], MESSY);
+    assert_eq!((out.code, out.stdout.as_str()), (0, TIDY), "{}", out.stderr);
+    assert_eq!(run_stdin(["fmt", "-"], TIDY).stdout, TIDY);
+    let out = run_stdin(["fmt", "-"], MESSY.replace('\n', "\r\n"));
+    assert_eq!(out.stdout, TIDY.replace('\n', "\r\n"));
+
+    let check = run_stdin(["fmt", "--check", "-"], MESSY);
+    assert_eq!((check.code, check.stdout.as_str()), (1, "<stdin>\n"));
+    let check = run_stdin(["fmt", "--check", "-"], TIDY);
+    assert_eq!((check.code, check.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn standard_input_that_does_not_parse_is_written_back_as_it_came() {
+    let broken = "fact used: { from disk.used_percent }\n# kept\n";
+    let out = run_stdin(["fmt", "-"], broken);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(out.stdout, broken);
+    assert!(out.stderr.contains("<stdin>:1:12"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("`<stdin>` does not parse; it is written back as it came"),
+        "{}",
+        out.stderr
+    );
+    let check = run_stdin(["fmt", "--check", "-"], broken);
+    assert_eq!((check.code, check.stdout.as_str()), (3, ""));
+}
+
+#[test]
+fn standard_input_goes_alone() {
+    let dir = folder(&[("messy.kb", MESSY)]);
+    let out = run_stdin(
+        [OsStr::new("fmt"), OsStr::new("-"), dir.path().as_os_str()],
+        TIDY,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr
+            .contains("`-` (standard input) is formatted on its own")
+    );
+    assert_eq!(read(&dir.path().join("messy.kb")), MESSY);
 }
 
 #[test]

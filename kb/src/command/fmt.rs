@@ -11,6 +11,7 @@ use crate::report;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Rule files or folders (every `.kb` file below); the current folder when none.
+    /// `-` formats standard input to standard output, for editors and pipes.
     pub paths: Vec<PathBuf>,
     /// Change nothing; list the files that are not formatted and exit 1 if any.
     #[arg(long)]
@@ -24,6 +25,15 @@ pub struct Args {
 /// 2 when a path is missing or unreadable, else 1 when `--check` found files
 /// to format, else 0.
 pub fn run(args: &Args) -> Exit {
+    if args.paths.iter().any(|path| path.as_os_str() == "-") {
+        if args.paths.len() > 1 {
+            report::input_error(
+                "`-` (standard input) is formatted on its own, without other paths",
+            );
+            return Exit::BadInput;
+        }
+        return format_stdin(args.check);
+    }
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -58,12 +68,10 @@ pub fn run(args: &Args) -> Exit {
             }
             Err(Failure::Syntax(problems)) => {
                 let _ = stdout.flush();
-                let mut stderr = std::io::stderr().lock();
-                let _ = stderr.write_all(report::problems(&problems).as_bytes());
-                let _ = writeln!(
-                    stderr,
-                    "error: `{}` does not parse; it was left as it is",
-                    file.display()
+                let name = file.display();
+                does_not_parse(
+                    &problems,
+                    &format!("`{name}` does not parse; it was left as it is"),
                 );
                 exit = exit.max(Exit::BadRules);
             }
@@ -75,6 +83,49 @@ pub fn run(args: &Args) -> Exit {
         }
     }
     exit
+}
+
+/// Formats standard input to standard output, or with `check` lists it as
+/// `<stdin>` when it is not formatted. A text that does not parse is written
+/// back as it came: an editor replacing its buffer with what `kb fmt -`
+/// prints must not lose it.
+fn format_stdin(check: bool) -> Exit {
+    const NAME: &str = "<stdin>";
+    let text = match crate::read::stdin_text() {
+        Ok(text) => text,
+        Err(message) => {
+            report::input_error(&message);
+            return Exit::BadInput;
+        }
+    };
+    let (output, exit) = match kb_dsl::format(&text, NAME) {
+        Ok(formatted) => {
+            let formatted = with_line_endings_of(&text, formatted);
+            match (check, formatted == text) {
+                (true, true) => (String::new(), Exit::Ok),
+                (true, false) => (format!("{NAME}\n"), Exit::NoMatch),
+                (false, _) => (formatted, Exit::Ok),
+            }
+        }
+        Err(error) => {
+            let kept = match check {
+                true => "",
+                false => "; it is written back as it came",
+            };
+            does_not_parse(&error.problems, &format!("`{NAME}` does not parse{kept}"));
+            (if check { String::new() } else { text }, Exit::BadRules)
+        }
+    };
+    // A reader gone (`kb fmt - | head`) leaves nothing to tell.
+    let _ = std::io::stdout().lock().write_all(output.as_bytes());
+    exit
+}
+
+/// Reports the problems of a text that does not parse, then `message`.
+fn does_not_parse(problems: &[kb_dsl::Problem], message: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(report::problems(problems).as_bytes());
+    let _ = writeln!(stderr, "error: {message}");
 }
 
 /// The rule files a path names: itself, or every `.kb` file below it, sorted.
