@@ -82,6 +82,10 @@ impl Entry {
     /// theirs, and it loads; its locations point into `sources`. Also
     /// notes whether the file says these rules were compiled before.
     pub fn load(&mut self, sources: &[Arc<Source>]) -> Option<KnowledgeBase> {
+        // Anything but a file (a FIFO, a device) might never be opened, or end.
+        if !std::fs::metadata(&self.path).ok()?.is_file() {
+            return None;
+        }
         let bytes = std::fs::read(&self.path).ok()?;
         let rest = bytes.strip_prefix(MAGIC)?;
         let (key, rest) = rest.split_at_checked(blake3::OUT_LEN)?;

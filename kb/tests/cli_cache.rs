@@ -253,6 +253,33 @@ fn a_damaged_cache_file_is_compiled_again_and_replaced() {
     }
 }
 
+/// A FIFO where the kept file was: opening it to read blocks until a
+/// writer comes, and reading it would wait for one for ever.
+#[cfg(unix)]
+#[test]
+fn something_other_than_a_file_in_its_place_is_not_read() {
+    let rules = bundled_copy();
+    let dir = rules.path().to_str().unwrap();
+    let cache = TempDir::new().unwrap();
+    let oom = example("crash-loop-oomkilled.json");
+    let args = ["--kb", dir, "eval", oom.to_str().unwrap()];
+    let compiled = run_with(None, &args);
+    run_with(Some(cache.path()), &args);
+    let [file] = &kept(cache.path())[..] else {
+        panic!("one file kept");
+    };
+    fs::remove_file(file).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(file).status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let run = finish(
+        kb().env("KB_CACHE_DIR", cache.path())
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60)),
+    );
+    assert_eq!(shown(&run), shown(&compiled));
+    assert!(fs::metadata(file).unwrap().is_file(), "replaced by a file");
+}
+
 #[test]
 fn a_cache_that_cannot_be_written_changes_nothing() {
     let rules = bundled_copy();
