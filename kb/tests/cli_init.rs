@@ -245,7 +245,37 @@ fn init_into_an_existing_empty_folder_or_a_dot_names_the_project_after_it() {
 }
 
 #[test]
-fn init_refuses_a_folder_that_is_not_empty_and_changes_nothing() {
+fn init_adds_to_a_folder_and_keeps_the_files_there() {
+    let tmp = TempDir::new().unwrap();
+    let project = tmp.path().join("mine");
+    write(&project, "README.md", "# Our runbooks\n");
+    write(&project, ".git/HEAD", "ref: refs/heads/main\n");
+    write(&project, "notes/todo.md", "keep me\n");
+    let before = snapshot(&project);
+    let out = run_in(tmp.path(), ["init", "mine"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let readme = project.join("README.md");
+    assert!(
+        out.stdout.contains(&format!(
+            "  {} (there already, kept)\n",
+            Path::new("mine/README.md").display()
+        )),
+        "{}",
+        out.stdout
+    );
+    let after = snapshot(&project);
+    for (path, contents) in &before {
+        assert_eq!(after.get(path), Some(contents), "{path:?} changed");
+    }
+    assert_eq!(fs::read_to_string(readme).unwrap(), "# Our runbooks\n");
+    for written in ["kb.toml", "rules/example.kb", ".github/workflows/kb.yml"] {
+        assert!(project.join(written).is_file(), "{written}");
+    }
+    assert_eq!(run_in(&project, ["test", "."]).code, 0);
+}
+
+#[test]
+fn init_refuses_a_knowledge_base_and_changes_nothing() {
     let tmp = TempDir::new().unwrap();
     let project = tmp.path().join("mine");
     write(&project, "kb.toml", "name = \"mine\"\n# my own\n");
@@ -253,7 +283,12 @@ fn init_refuses_a_folder_that_is_not_empty_and_changes_nothing() {
     let before = snapshot(&project);
     let out = run_in(tmp.path(), ["init", "mine"]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("not empty"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is a knowledge base already (it has `kb.toml`)"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stdout.is_empty(), "{}", out.stdout);
     assert_eq!(snapshot(&project), before);
 

@@ -1,8 +1,10 @@
 //! `kb init`: create a knowledge base project.
 //!
 //! The files are templates embedded in the binary (`kb/templates/init/`),
-//! filled in with the folder's name. An existing folder must be empty: a
-//! user's files are never overwritten.
+//! filled in with the folder's name. An existing folder is fine (a
+//! repository with its README and `.git`, say), unless it holds a
+//! `kb.toml` already; a user's files are never overwritten, and one in the
+//! place of a template (a README) is kept.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -14,8 +16,8 @@ use crate::report;
 /// Arguments of `kb init`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The folder to create; if it exists, it must be empty. Its name names
-    /// the knowledge base.
+    /// The folder to create, or to add the project to: files already there
+    /// are kept. Its name names the knowledge base.
     pub dir: PathBuf,
 }
 
@@ -45,6 +47,10 @@ pub fn run(args: &Args) -> Exit {
     let _ = writeln!(out, "created knowledge base `{name}` in {}:", dir.display());
     for (path, template) in FILES {
         let target = dir.join(path);
+        if target.symlink_metadata().is_ok() {
+            let _ = writeln!(out, "  {} (there already, kept)", target.display());
+            continue;
+        }
         if let Err(error) = write_new(&target, &render(path, template, &name)) {
             report::input_error(&format!("cannot write `{}`: {error}", target.display()));
             return Exit::BadInput;
@@ -59,17 +65,16 @@ pub fn run(args: &Args) -> Exit {
     Exit::Ok
 }
 
-/// Makes sure the folder exists and is empty.
+/// Makes sure the folder exists and is not a knowledge base already.
 fn prepare(dir: &Path) -> Result<(), String> {
     if dir.exists() {
         if !dir.is_dir() {
             return Err(format!("`{}` exists and is not a folder", dir.display()));
         }
-        let mut entries =
-            std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
-        if entries.next().is_some() {
+        let manifest = dir.join("kb.toml");
+        if manifest.symlink_metadata().is_ok() {
             return Err(format!(
-                "`{}` is not empty; kb init never overwrites files: give a new folder",
+                "`{}` is a knowledge base already (it has `kb.toml`); kb init never overwrites files",
                 dir.display()
             ));
         }
