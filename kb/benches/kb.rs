@@ -52,6 +52,15 @@ fn compile_bundled() -> Loaded {
         .unwrap()
 }
 
+/// Load the bundled rules as a folder's are once kept compiled between runs
+/// (`kb/src/cache.rs`): written without DFAs, decoded and checked whole.
+#[divan::bench]
+fn load_kept(bencher: Bencher<'_, '_>) {
+    let kb = compile_bundled().kb;
+    let bytes = bytes::Bytes::from(kb.to_bytes_without_dfas().unwrap());
+    bencher.bench(|| kb_engine::KnowledgeBase::from_bytes(bytes.clone(), []).unwrap());
+}
+
 /// The floor: parse every fixture into `serde_json::Value`, nothing else.
 #[divan::bench]
 fn parse_json(bencher: Bencher<'_, '_>) {
