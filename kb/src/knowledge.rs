@@ -253,7 +253,8 @@ impl Loaded {
 
     /// A knowledge base in a folder: the `.kb` files below it that `include`
     /// and `exclude` of its `kb.toml` select (every one by default),
-    /// compiled with the bundled ones when it `extends = "bundled"`.
+    /// compiled with the bundled ones when it `extends = "bundled"`. Or one
+    /// `.kb` file, on its own.
     pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
         Self::open_dir(dir, false).map(|(loaded, _)| loaded)
     }
@@ -267,64 +268,32 @@ impl Loaded {
     }
 
     fn open_dir(dir: &Path, cached: bool) -> Result<(Self, Option<Entry>), LoadError> {
-        if !dir.is_dir() {
-            return Err(LoadError::Other(format!(
-                "`{}` is not a directory",
-                dir.display()
-            )));
-        }
-        let manifest_path = dir.join("kb.toml");
-        let manifest_text = match manifest_path.exists() {
-            true => Some(crate::read::text_file(&manifest_path).map_err(LoadError::Other)?),
-            false => None,
-        };
-        let manifest = manifest_text
-            .as_deref()
-            .map(|text| parse_manifest(text, &manifest_path.display().to_string()))
-            .transpose()?;
-        let selection = Selection::new(manifest.as_ref())?;
-        // By path, the order they are compiled in.
-        let mut rule_sources = BTreeMap::new();
-        // Links are followed: a shared rule file or folder is often linked
-        // in. One back to a folder above is an error, not an endless walk.
-        for entry in walkdir::WalkDir::new(dir)
-            .follow_links(true)
-            .sort_by_file_name()
-        {
-            let entry = entry
-                .map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", dir.display())))?;
-            let path = entry.path();
-            if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "kb") {
-                continue;
-            }
-            let relative = path
-                .strip_prefix(dir)
-                .unwrap_or(path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            if !selection.selects(&relative) {
-                continue;
-            }
-            let text = crate::read::text_file(path).map_err(LoadError::Other)?;
-            let name = path.display().to_string();
-            rule_sources.insert(name.clone(), Source::new(name, text));
-        }
-        if rule_sources.is_empty() {
-            let selected = match &manifest {
-                Some(m) if m.include != default_include() || !m.exclude.is_empty() => {
-                    " selected by `include` and `exclude` of kb.toml"
+        let Files {
+            manifest_text,
+            manifest,
+            sources: rule_sources,
+        } = match dir.is_dir() {
+            true => read_folder(dir)?,
+            // One rule file is a knowledge base of its own, without a manifest.
+            false if dir.is_file() && dir.extension().is_some_and(|ext| ext == "kb") => {
+                let text = crate::read::text_file(dir).map_err(LoadError::Other)?;
+                Files {
+                    manifest_text: None,
+                    manifest: None,
+                    sources: vec![Source::new(dir.display().to_string(), text)],
                 }
-                _ => "",
-            };
-            return Err(LoadError::Other(format!(
-                "no `.kb` file{selected} in `{}`",
-                dir.display()
-            )));
-        }
+            }
+            false => {
+                return Err(LoadError::Other(format!(
+                    "`{}` is neither a folder of rules nor a `.kb` file",
+                    dir.display()
+                )));
+            }
+        };
         let with_bundled = manifest.as_ref().and_then(|m| m.extends) == Some(Extends::Bundled);
         let sources: Vec<Arc<Source>> = match with_bundled {
-            true => bundled_rules().chain(rule_sources.into_values()).collect(),
-            false => rule_sources.into_values().collect(),
+            true => bundled_rules().chain(rule_sources).collect(),
+            false => rule_sources,
         };
         let mut entry = cached
             .then(|| Entry::new(dir, manifest_text.as_deref(), with_bundled, &sources))
@@ -359,6 +328,71 @@ impl Loaded {
         }
         crate::read::text_file(Path::new(&joined))
     }
+}
+
+/// What a knowledge base is read from: its `kb.toml`, as text and read,
+/// and its rule files in the order they are compiled in.
+struct Files {
+    manifest_text: Option<String>,
+    manifest: Option<Manifest>,
+    sources: Vec<Arc<Source>>,
+}
+
+/// The files of a folder of rules: its `kb.toml`, and the rule files below
+/// it that the manifest selects, by path.
+fn read_folder(dir: &Path) -> Result<Files, LoadError> {
+    let manifest_path = dir.join("kb.toml");
+    let manifest_text = match manifest_path.exists() {
+        true => Some(crate::read::text_file(&manifest_path).map_err(LoadError::Other)?),
+        false => None,
+    };
+    let manifest = manifest_text
+        .as_deref()
+        .map(|text| parse_manifest(text, &manifest_path.display().to_string()))
+        .transpose()?;
+    let selection = Selection::new(manifest.as_ref())?;
+    let mut rule_sources = BTreeMap::new();
+    // Links are followed: a shared rule file or folder is often linked
+    // in. One back to a folder above is an error, not an endless walk.
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+    {
+        let entry =
+            entry.map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", dir.display())))?;
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "kb") {
+            continue;
+        }
+        let relative = path
+            .strip_prefix(dir)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if !selection.selects(&relative) {
+            continue;
+        }
+        let text = crate::read::text_file(path).map_err(LoadError::Other)?;
+        let name = path.display().to_string();
+        rule_sources.insert(name.clone(), Source::new(name, text));
+    }
+    if rule_sources.is_empty() {
+        let selected = match &manifest {
+            Some(m) if m.include != default_include() || !m.exclude.is_empty() => {
+                " selected by `include` and `exclude` of kb.toml"
+            }
+            _ => "",
+        };
+        return Err(LoadError::Other(format!(
+            "no `.kb` file{selected} in `{}`",
+            dir.display()
+        )));
+    }
+    Ok(Files {
+        manifest_text,
+        manifest,
+        sources: rule_sources.into_values().collect(),
+    })
 }
 
 /// Every file of the bundled knowledge base, named `<bundled>/PATH`, with

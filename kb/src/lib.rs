@@ -33,9 +33,10 @@ use knowledge::Loaded;
 #[command(name = "kb", version, about, long_about, after_help = EXIT_CODES)]
 pub struct Cli {
     /// Use the knowledge base in this folder (`.kb` files and an optional
-    /// `kb.toml`) instead of the bundled Kubernetes Pod one. Compiled, it is
-    /// kept for the next run on the same files (in `KB_CACHE_DIR`, by default
-    /// the user's cache folder; set empty, nothing is kept).
+    /// `kb.toml`), or this one `.kb` file, instead of the bundled Kubernetes
+    /// Pod one. Compiled, it is kept for the next run on the same files (in
+    /// `KB_CACHE_DIR`, by default the user's cache folder; set empty, nothing
+    /// is kept).
     #[arg(long, global = true, value_name = "DIR")]
     pub kb: Option<PathBuf>,
     /// Language of titles, explanations and fixes [default: en; for `docs`, both].

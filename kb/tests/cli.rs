@@ -2705,6 +2705,52 @@ fn rule_files_and_folders_linked_into_a_knowledge_base_are_read() {
 }
 
 #[test]
+fn one_rule_file_is_a_knowledge_base_of_its_own() {
+    let dir = TempDir::new().unwrap();
+    let rules = write(&dir, "coffee.kb", COFFEE_KB);
+    // A manifest beside it is not read: the file stands alone.
+    write(
+        &dir,
+        "kb.toml",
+        "name = \"coffee\"\nextends = \"bundled\"\n",
+    );
+    let check = run([OsStr::new("check"), rules.as_os_str()]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(
+        check
+            .stdout
+            .starts_with("ok: 1 symptom, 1 check, 2 causes, 2 facts, 1 test"),
+        "{}",
+        check.stdout
+    );
+    let test = run([OsStr::new("test"), rules.as_os_str()]);
+    assert_eq!(test.code, 0, "{}", test.stdout);
+    let out = finish(
+        kb().args([
+            OsStr::new("--kb"),
+            rules.as_os_str(),
+            OsStr::new("eval"),
+            OsStr::new("--format"),
+            OsStr::new("json"),
+        ])
+        .write_stdin(r#"{"machine": {"water": {"level": 3}}}"#),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(confirmed(&one_json(&out)), ["coffee.empty-tank"]);
+
+    // Its problems are located in it.
+    let broken = write(
+        &dir,
+        "broken.kb",
+        COFFEE_KB.replace("=> coffee.scale", "=> coffee.scal"),
+    );
+    let out = run([OsStr::new("check"), broken.as_os_str()]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert_contains(&out.stderr, "broken.kb:");
+    assert_contains(&out.stderr, "coffee.scal");
+}
+
+#[test]
 fn a_folder_without_rules_or_with_a_bad_manifest_exits_3() {
     let empty = TempDir::new().unwrap();
     write(&empty, "README.md", "no rules here\n");
@@ -2727,7 +2773,9 @@ fn a_folder_without_rules_or_with_a_bad_manifest_exits_3() {
     ]);
     assert_eq!(not_a_dir.code, 3);
     assert!(
-        not_a_dir.stderr.contains("not a directory"),
+        not_a_dir
+            .stderr
+            .contains("is neither a folder of rules nor a `.kb` file"),
         "{}",
         not_a_dir.stderr
     );

@@ -12,7 +12,7 @@ use crate::report;
 /// Arguments of `kb check`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The knowledge base folder; the bundled one when not given.
+    /// The knowledge base: a folder, or one `.kb` file; the bundled one when not given.
     pub dir: Option<std::path::PathBuf>,
     /// Output format: text for people, JSON for editors and CI annotations.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]

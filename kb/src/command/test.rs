@@ -9,7 +9,7 @@ use crate::rule_tests;
 /// Arguments of `kb test`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The knowledge base folder; the bundled one when not given.
+    /// The knowledge base: a folder, or one `.kb` file; the bundled one when not given.
     pub dir: Option<std::path::PathBuf>,
     /// Run only the tests whose name contains this text.
     #[arg(long)]
