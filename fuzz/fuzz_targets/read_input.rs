@@ -7,7 +7,7 @@ use kb::read::Content;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let reader = || Box::new(std::io::Cursor::new(data.to_vec()));
+    let reader = || std::io::Cursor::new(data.to_vec()).into();
     let pruner = || kb_engine::needs::Needs::everything().pruner();
     match kb::read::content("fuzz", reader(), Some(&pruner)) {
         Ok(Content::Documents(documents)) => {

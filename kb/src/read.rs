@@ -12,8 +12,15 @@ use kb_engine::needs::{Needs, Pruner};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The largest single document (a file, or a line of NDJSON).
+/// The largest single document of a stream: a line of NDJSON, or a
+/// document of `--watch`.
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
+/// The largest input read whole (a file or standard input, one or more
+/// documents): a cluster's dump as `kubectl get pods,events,nodes -A -o
+/// json` prints it runs to hundreds of megabytes for tens of thousands of
+/// pods. It is held in memory as it is parsed, with what the rules read.
+pub const MAX_INPUT_BYTES: usize = 1 << 30;
 
 /// From this size, a whole document is parsed keeping what the knowledge
 /// base reads, as a line of a stream is (a cluster's dump, say, where most
@@ -93,24 +100,43 @@ fn is_utf16(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF")
 }
 
+/// An input opened: what reads it, and its size when it is a file.
+pub struct Input {
+    reader: Box<dyn BufRead + Send>,
+    /// The size of a regular file; `None` for standard input, a pipe or a device.
+    size: Option<u64>,
+}
+
+impl<R: BufRead + Send + 'static> From<R> for Input {
+    /// An input read from `reader`, of a size not known ahead.
+    fn from(reader: R) -> Self {
+        Self {
+            reader: Box::new(reader),
+            size: None,
+        }
+    }
+}
+
 /// An input source: a path, or `-` for standard input.
-pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, String> {
+pub fn open(path: &str) -> Result<Input, String> {
     if path == "-" {
-        return Ok(Box::new(BufReader::new(io::stdin())));
+        return Ok(BufReader::new(io::stdin()).into());
     }
     let file = File::open(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
     let meta = file.metadata();
     if meta.as_ref().is_ok_and(|m| m.is_dir()) {
         return Err(format!("`{path}` is a directory, not an input file"));
     }
+    let size = meta.ok().filter(|m| m.is_file()).map(|m| m.len());
     // A file smaller than the buffer is read in one buffer of its size:
     // one `kb eval` of a few kilobytes allocates no more than it reads.
-    let capacity = meta
-        .ok()
-        .filter(|m| m.is_file())
-        .and_then(|m| usize::try_from(m.len()).ok())
+    let capacity = size
+        .and_then(|len| usize::try_from(len).ok())
         .map_or(BUFFER, |len| len.saturating_add(1).clamp(4 << 10, BUFFER));
-    Ok(Box::new(BufReader::with_capacity(capacity, file)))
+    Ok(Input {
+        reader: Box::new(BufReader::with_capacity(capacity, file)),
+        size,
+    })
 }
 
 /// Whether standard input may stay open: a pipe or a terminal, not a file
@@ -283,7 +309,8 @@ impl Counted {
 
 /// Reads `reader` as whole documents one after another; a byte order mark
 /// is passed over, UTF-16 refused.
-pub fn documents(name: &str, mut reader: Box<dyn BufRead + Send>) -> Result<Documents, String> {
+pub fn documents(name: &str, input: Input) -> Result<Documents, String> {
+    let mut reader = input.reader;
     // Read rather than looked at in the buffer, which may hold fewer bytes.
     let mut start = Vec::with_capacity(BOM.len());
     reader
@@ -364,9 +391,10 @@ impl Iterator for Documents {
 /// when there is one.
 pub fn content(
     name: &str,
-    mut reader: Box<dyn BufRead + Send>,
+    input: Input,
     pruner: Option<LazyPruner<'_>>,
 ) -> Result<Content, String> {
+    let Input { mut reader, size } = input;
     let failed = |e: io::Error| format!("{name}: {e}");
     let mut first = Vec::new();
     let mut first_line = 0;
@@ -420,7 +448,7 @@ pub fn content(
             }));
         }
         (Some(Err(error)), _) if !error.is_eof() => error,
-        _ => return whole(name, first, first_line, reader, pruner),
+        _ => return whole(name, first, first_line, Input { reader, size }, pruner),
     };
     let mut message = position(name, first_line, &error);
     // Not JSON from its first character: YAML, or what `kubectl describe`
@@ -437,10 +465,21 @@ fn whole(
     name: &str,
     mut all: Vec<u8>,
     first_line: usize,
-    mut reader: Box<dyn BufRead + Send>,
+    input: Input,
     pruner: Option<LazyPruner<'_>>,
 ) -> Result<Content, String> {
-    let room = (MAX_DOCUMENT_BYTES + 1).saturating_sub(all.len());
+    let too_large = || {
+        format!(
+            "{name}: larger than {} MiB, the most kb reads whole; split it, or give one object per line (NDJSON)",
+            MAX_INPUT_BYTES >> 20
+        )
+    };
+    // A file is refused before it is read; anything else, once read up to the limit.
+    if input.size.is_some_and(|size| size > MAX_INPUT_BYTES as u64) {
+        return Err(too_large());
+    }
+    let mut reader = input.reader;
+    let room = (MAX_INPUT_BYTES + 1).saturating_sub(all.len());
     // What is buffered, at once: the whole of a file read in one buffer.
     let buffered = reader.fill_buf().map_or(0, <[u8]>::len);
     all.reserve(buffered.min(room));
@@ -448,11 +487,8 @@ fn whole(
         .take(room as u64)
         .read_to_end(&mut all)
         .map_err(|e| format!("{name}: {e}"))?;
-    if all.len() > MAX_DOCUMENT_BYTES {
-        return Err(format!(
-            "{name}: a document larger than {} MiB; split it, or give one object per line (NDJSON)",
-            MAX_DOCUMENT_BYTES >> 20
-        ));
+    if all.len() > MAX_INPUT_BYTES {
+        return Err(too_large());
     }
     if let Some(documents) = pruned(&all, pruner) {
         return Ok(Content::Documents(documents));
@@ -668,8 +704,8 @@ mod tests {
         let text =
             "\u{feff}{\n  \"a\": \"}{ \\\" [\"\n}  [1,\n2]\n\n 12 true\"s\"{\"b\": {}}\n{\"c\": ]";
         for capacity in [1, 3, 7, 64] {
-            let reader = Box::new(BufReader::with_capacity(capacity, text.as_bytes()));
-            let read: Vec<(usize, Result<String, String>)> = documents("test", reader)
+            let reader = BufReader::with_capacity(capacity, text.as_bytes());
+            let read: Vec<(usize, Result<String, String>)> = documents("test", reader.into())
                 .unwrap()
                 .map(|(line, document)| (line, document.map(|d| String::from_utf8(d).unwrap())))
                 .collect();

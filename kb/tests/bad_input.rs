@@ -417,7 +417,9 @@ cause pending.one "One" { fix "F" { step "S" } }
 fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
     let dir = TempDir::new().unwrap();
     let limit = 64 << 20;
-    // One document of more than 64 MiB: a pod whose annotation is huge.
+    // A document of more than 64 MiB, read whole, is read: a cluster's
+    // dump runs to hundreds of megabytes (here, a pod whose annotation is
+    // huge).
     let mut huge = pod("web", "default");
     huge["metadata"]["annotations"] = json!({"note": "x".repeat(limit)});
     let path = write(
@@ -425,10 +427,32 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
         "huge.json",
         serde_json::to_string_pretty(&huge).unwrap(),
     );
-    let out = run([OsStr::new("eval"), path.as_os_str()]);
+    let out = run([
+        OsStr::new("eval"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert!(out.code < 2, "{}", out.stderr);
+    let answer: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(answer["subject"], "pod default/web");
+
+    // A file beyond 1 GiB is refused by name before it is read (sparse, one
+    // byte over: nothing written to disk).
+    let over = write(&dir, "over.json", "{\n  \"kind\": \"Pod\",\n");
+    fs::File::options()
+        .write(true)
+        .open(&over)
+        .unwrap()
+        .set_len((1 << 30) + 1)
+        .unwrap();
+    let out = run([OsStr::new("eval"), over.as_os_str()]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
-    assert_contains(&out.stderr, "huge.json: a document larger than 64 MiB");
+    assert_contains(
+        &out.stderr,
+        "over.json: larger than 1024 MiB, the most kb reads whole; split it, or give one object per line (NDJSON)",
+    );
 
     // In NDJSON, a long line is refused in place, the second line (read
     // to tell a stream from a document) as any other; the lines around
