@@ -47,8 +47,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-const EXIT_CODES: &str = "Exit codes: 0 success, 1 no symptom matched, 2 bad input or usage, \
-3 the knowledge base has errors, 4 a rule test failed.";
+const EXIT_CODES: &str = "Exit codes: 0 success, 1 no symptom matched, 2 bad input or usage, or \
+output that could not be written, 3 the knowledge base has errors, 4 a rule test failed.";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]

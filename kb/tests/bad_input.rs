@@ -696,3 +696,76 @@ fn a_document_holding_nothing_the_rules_read_gets_no_symptom() {
         "{diagnosis}"
     );
 }
+
+/// Every command's output, written where it cannot be: `/dev/full` (a full
+/// disk) is an error and exit 2, never a panic nor a success with the
+/// output lost; a reader that goes away (`| head`) ends it quietly.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_that_cannot_be_written_is_an_error_and_a_reader_gone_is_not() {
+    use std::process::{Command, Stdio};
+
+    let dir = TempDir::new().unwrap();
+    let example = common::example("pending-insufficient-cpu.json");
+    let example = example.to_str().unwrap();
+    let rules = common::workspace().join("kb/rules");
+    let rules = rules.to_str().unwrap();
+    let site = dir.path().join("site");
+    let project = dir.path().join("project");
+    let unformatted = write(&dir, "messy.kb", "fact  x : string \"X\" { from pod.a }\n");
+    let commands: [Vec<&str>; 12] = [
+        vec!["eval", example],
+        vec!["eval", example, "--format", "json"],
+        vec!["facts", example],
+        vec!["explain", "pod-pending"],
+        vec!["check", rules],
+        vec!["check", rules, "--format", "json"],
+        vec!["test", rules, "--coverage"],
+        vec!["graph"],
+        vec!["docs", "--out", site.to_str().unwrap()],
+        vec!["init", project.to_str().unwrap()],
+        vec!["fmt", unformatted.to_str().unwrap()],
+        vec!["fmt", "-"],
+    ];
+    let kb = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kb"));
+        command
+            .args(args)
+            .env("KB_CACHE_DIR", "")
+            .stdin(Stdio::null());
+        if args == ["fmt", "-"] {
+            command.stdin(fs::File::open(&unformatted).unwrap());
+        }
+        command
+    };
+    for args in &commands {
+        let full = fs::File::options().write(true).open("/dev/full").unwrap();
+        let out = kb(args)
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_contains(&stderr, "cannot write the output: No space left on device");
+    }
+    fs::remove_dir_all(&site).unwrap();
+    fs::remove_dir_all(&project).unwrap();
+    for args in &commands {
+        let mut child = kb(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes before anything is read.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code().is_some_and(|code| code < 2),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

@@ -2822,8 +2822,8 @@ fn help_names_every_subcommand_and_the_exit_codes() {
     let help = squeeze(&out.stdout);
     assert!(
         help.contains(
-            "Exit codes: 0 success, 1 no symptom matched, 2 bad input or usage, \
-             3 the knowledge base has errors, 4 a rule test failed."
+            "Exit codes: 0 success, 1 no symptom matched, 2 bad input or usage, or output \
+             that could not be written, 3 the knowledge base has errors, 4 a rule test failed."
         ),
         "{help}"
     );

@@ -86,9 +86,11 @@ fn show(args: &Args, loaded: &Result<Loaded, LoadError>) -> Exit {
     let mut stdout = std::io::stdout().lock();
     if args.format == CheckFormat::Json {
         let json: Vec<JsonProblem<'_>> = problems.iter().map(to_json).collect();
-        let _ = serde_json::to_writer_pretty(&mut stdout, &json);
-        let _ = writeln!(stdout);
-        return exit;
+        let shown = serde_json::to_writer_pretty(&mut stdout, &json)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(stdout))
+            .and_then(|()| stdout.flush());
+        return crate::output::written(shown, exit);
     }
     match loaded {
         Ok(loaded) => {
@@ -106,9 +108,11 @@ fn show(args: &Args, loaded: &Result<Loaded, LoadError>) -> Exit {
             if !problems.is_empty() {
                 counts += &format!(", {}", report::counted(problems.len(), "warning"));
             }
-            let _ = writeln!(stdout, "ok: {counts}");
+            crate::output::written(writeln!(stdout, "ok: {counts}"), exit)
         }
-        Err(error) => report::load_error(error),
+        Err(error) => {
+            report::load_error(error);
+            exit
+        }
     }
-    exit
 }

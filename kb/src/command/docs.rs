@@ -1,6 +1,7 @@
 //! `kb docs`: the knowledge base as runbooks.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
 
 use kb_docs_gen::{Book, Example, Page, Templates};
@@ -36,8 +37,12 @@ pub fn run(args: &Args, loaded: &Loaded, lang: Option<Lang>) -> Exit {
         Ok(pages.len())
     }) {
         Ok(count) => {
-            println!("wrote {count} files to {}", args.out.display());
-            Exit::Ok
+            let said = writeln!(
+                std::io::stdout().lock(),
+                "wrote {count} files to {}",
+                args.out.display()
+            );
+            crate::output::written(said, Exit::Ok)
         }
         Err(message) => {
             report::input_error(&message);

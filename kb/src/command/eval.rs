@@ -151,14 +151,7 @@ pub fn run(args: &Args, loaded: &Loaded, lang: Lang) -> Exit {
     let result = run
         .inputs(&inputs, args.watch)
         .and_then(|()| run.out.flush());
-    match result {
-        Ok(()) => run.tally.exit(),
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => run.tally.exit(),
-        Err(error) => {
-            report::input_error(&format!("cannot write the output: {error}"));
-            Exit::BadInput
-        }
-    }
+    output::written(result, run.tally.exit())
 }
 
 fn lang_code(lang: Lang) -> &'static str {

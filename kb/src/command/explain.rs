@@ -43,8 +43,7 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
         }
     };
     match result {
-        Some(Ok(())) => Exit::Ok,
-        Some(Err(_)) => Exit::Ok,
+        Some(shown) => crate::output::written(shown.and_then(|()| out.flush()), Exit::Ok),
         None => {
             let mut names: Vec<&str> = kb.symptoms.iter().map(|s| s.id.as_str()).collect();
             names.extend(kb.causes.iter().map(|c| c.id.as_str()));

@@ -6,6 +6,7 @@ use kb_engine::KnowledgeBase;
 use kb_engine::diagnosis::{FactSeen, FactState};
 use serde::Serialize;
 
+use crate::adapter::Subject;
 use crate::exit::Exit;
 use crate::read;
 use crate::report;
@@ -39,36 +40,45 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
         }
     };
     let mut out = crate::output::text_stdout();
-    for subject in &subjects {
-        let input = kb.bind(&subject.document);
-        let mut seen = kb.facts_of(&input);
-        seen.warnings.splice(0..0, subject.warnings.iter().cloned());
-        let facts = &seen.facts;
-        if args.json {
-            let record = SubjectFacts {
-                subject: subject.label.as_deref(),
-                facts,
-                warnings: &seen.warnings,
-            };
-            let _ = serde_json::to_writer_pretty(&mut out, &record);
-            let _ = writeln!(out);
-            continue;
-        }
-        let _ = writeln!(out, "{}", subject.label.as_deref().unwrap_or("input"));
-        for warning in &seen.warnings {
-            let _ = writeln!(out, "  warning: {warning}");
-        }
-        let width = facts.iter().map(|f| f.name.len()).max().unwrap_or(0);
-        for fact in facts {
-            let shown = match (&fact.state, &fact.value) {
-                (FactState::Known, Some(value)) => {
-                    kb_docs_gen::clip(&value.to_string()).into_owned()
-                }
-                (FactState::Absent, _) => String::from("(absent)"),
-                _ => String::from("(unknown)"),
-            };
-            let _ = writeln!(out, "  {:width$}  {shown}", fact.name);
-        }
+    let shown = subjects
+        .iter()
+        .try_for_each(|subject| show(&mut out, kb, subject, args.json))
+        .and_then(|()| out.flush());
+    crate::output::written(shown, Exit::Ok)
+}
+
+/// Writes the facts of one subject.
+fn show(
+    out: &mut impl Write,
+    kb: &KnowledgeBase,
+    subject: &Subject<'_>,
+    json: bool,
+) -> std::io::Result<()> {
+    let input = kb.bind(&subject.document);
+    let mut seen = kb.facts_of(&input);
+    seen.warnings.splice(0..0, subject.warnings.iter().cloned());
+    let facts = &seen.facts;
+    if json {
+        let record = SubjectFacts {
+            subject: subject.label.as_deref(),
+            facts,
+            warnings: &seen.warnings,
+        };
+        serde_json::to_writer_pretty(&mut *out, &record)?;
+        return writeln!(out);
     }
-    Exit::Ok
+    writeln!(out, "{}", subject.label.as_deref().unwrap_or("input"))?;
+    for warning in &seen.warnings {
+        writeln!(out, "  warning: {warning}")?;
+    }
+    let width = facts.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    for fact in facts {
+        let shown = match (&fact.state, &fact.value) {
+            (FactState::Known, Some(value)) => kb_docs_gen::clip(&value.to_string()).into_owned(),
+            (FactState::Absent, _) => String::from("(absent)"),
+            _ => String::from("(unknown)"),
+        };
+        writeln!(out, "  {:width$}  {shown}", fact.name)?;
+    }
+    Ok(())
 }

@@ -57,11 +57,12 @@ pub fn run(args: &Args) -> Exit {
         }
     }
     let mut stdout = std::io::stdout().lock();
+    let mut listed = Ok(());
     for file in &files {
         match format_file(file, args.check) {
             Ok(Outcome::Unchanged) => {}
             Ok(Outcome::Changed) => {
-                let _ = writeln!(stdout, "{}", file.display());
+                listed = listed.and_then(|()| writeln!(stdout, "{}", file.display()));
                 if args.check {
                     exit = exit.max(Exit::NoMatch);
                 }
@@ -82,7 +83,7 @@ pub fn run(args: &Args) -> Exit {
             }
         }
     }
-    exit
+    crate::output::written(listed.and_then(|()| stdout.flush()), exit)
 }
 
 /// Formats standard input to standard output, or with `check` lists it as
@@ -116,9 +117,11 @@ fn format_stdin(check: bool) -> Exit {
             (if check { String::new() } else { text }, Exit::BadRules)
         }
     };
-    // A reader gone (`kb fmt - | head`) leaves nothing to tell.
-    let _ = std::io::stdout().lock().write_all(output.as_bytes());
-    exit
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_all(output.as_bytes())
+        .and_then(|()| stdout.flush());
+    crate::output::written(written, exit)
 }
 
 /// Reports the problems of a text that does not parse, then `message`.

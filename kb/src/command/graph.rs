@@ -94,14 +94,7 @@ pub fn run(args: &Args, kb: &KnowledgeBase, lang: Lang) -> Exit {
         }
         GraphFormat::Mermaid => write_mermaid(&mut out, kb, &symptoms, lang),
     };
-    match result.and_then(|()| out.flush()) {
-        Ok(()) => Exit::Ok,
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Exit::Ok,
-        Err(error) => {
-            report::input_error(&format!("cannot write the output: {error}"));
-            Exit::BadInput
-        }
-    }
+    crate::output::written(result.and_then(|()| out.flush()), Exit::Ok)
 }
 
 impl Graph {

@@ -44,25 +44,28 @@ pub fn run(args: &Args) -> Exit {
     }
     let name = project_name(dir);
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "created knowledge base `{name}` in {}:", dir.display());
+    let mut said = writeln!(out, "created knowledge base `{name}` in {}:", dir.display());
     for (path, template) in FILES {
         let target = dir.join(path);
         if target.symlink_metadata().is_ok() {
-            let _ = writeln!(out, "  {} (there already, kept)", target.display());
+            said =
+                said.and_then(|()| writeln!(out, "  {} (there already, kept)", target.display()));
             continue;
         }
         if let Err(error) = write_new(&target, &render(path, template, &name)) {
             report::input_error(&format!("cannot write `{}`: {error}", target.display()));
             return Exit::BadInput;
         }
-        let _ = writeln!(out, "  {}", target.display());
+        said = said.and_then(|()| writeln!(out, "  {}", target.display()));
     }
     let shown = dir.display();
-    let _ = writeln!(
-        out,
-        "\nnext:\n  kb check {shown}\n  kb test {shown} --coverage\n  kb --kb {shown} explain container-exited"
-    );
-    Exit::Ok
+    let said = said.and_then(|()| {
+        writeln!(
+            out,
+            "\nnext:\n  kb check {shown}\n  kb test {shown} --coverage\n  kb --kb {shown} explain container-exited"
+        )
+    });
+    crate::output::written(said, Exit::Ok)
 }
 
 /// Makes sure the folder exists and is not a knowledge base already.

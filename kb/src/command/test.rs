@@ -32,21 +32,11 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
             return Exit::BadRules;
         }
     };
-    let mut out = std::io::stdout().lock();
-    for outcome in &outcomes {
-        let verdict = if outcome.passed() { "ok" } else { "FAILED" };
-        let _ = writeln!(out, "test {} ... {verdict}", outcome.name);
-    }
-    let failed: Vec<_> = outcomes.iter().filter(|o| !o.passed()).collect();
-    if !failed.is_empty() {
-        let _ = writeln!(out, "\nfailures:");
-        for outcome in &failed {
-            let _ = writeln!(out, "\n---- {} ({}) ----", outcome.name, outcome.position);
-            for line in outcome.report_lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-    }
+    let failed = outcomes.iter().filter(|o| !o.passed()).count();
+    let mut exit = match failed {
+        0 => Exit::Ok,
+        _ => Exit::TestsFailed,
+    };
     if let Some(path) = &args.junit {
         let name = loaded
             .manifest
@@ -58,32 +48,56 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
             .and_then(|xml| std::fs::write(path, xml).map_err(|e| e.to_string()));
         if let Err(error) = written {
             crate::report::input_error(&format!("cannot write {}: {error}", path.display()));
-            return Exit::BadInput;
+            exit = Exit::BadInput;
         }
     }
-    if args.coverage {
-        write_coverage(&mut out, &rule_tests::Coverage::of(&loaded.kb, &outcomes));
+    let coverage = args
+        .coverage
+        .then(|| rule_tests::Coverage::of(&loaded.kb, &outcomes));
+    let mut out = std::io::stdout().lock();
+    let shown = show(&mut out, &outcomes, coverage.as_ref()).and_then(|()| out.flush());
+    crate::output::written(shown, exit)
+}
+
+/// Writes each test's verdict, the failures' reports, the coverage when
+/// asked for, and the count of those that passed and failed.
+fn show(
+    out: &mut impl Write,
+    outcomes: &[rule_tests::Outcome],
+    coverage: Option<&rule_tests::Coverage>,
+) -> std::io::Result<()> {
+    for outcome in outcomes {
+        let verdict = if outcome.passed() { "ok" } else { "FAILED" };
+        writeln!(out, "test {} ... {verdict}", outcome.name)?;
     }
-    let _ = writeln!(
+    let failed: Vec<_> = outcomes.iter().filter(|o| !o.passed()).collect();
+    if !failed.is_empty() {
+        writeln!(out, "\nfailures:")?;
+        for outcome in &failed {
+            writeln!(out, "\n---- {} ({}) ----", outcome.name, outcome.position)?;
+            for line in outcome.report_lines() {
+                writeln!(out, "  {line}")?;
+            }
+        }
+    }
+    if let Some(coverage) = coverage {
+        write_coverage(out, coverage)?;
+    }
+    writeln!(
         out,
         "\n{} passed, {} failed",
         outcomes.len() - failed.len(),
         failed.len()
-    );
-    if failed.is_empty() {
-        Exit::Ok
-    } else {
-        Exit::TestsFailed
-    }
+    )
 }
 
-fn write_coverage(out: &mut dyn Write, coverage: &rule_tests::Coverage) {
+fn write_coverage(out: &mut impl Write, coverage: &rule_tests::Coverage) -> std::io::Result<()> {
     let percent = |untested: usize, total: usize| {
         (100 * total.saturating_sub(untested))
             .checked_div(total)
             .unwrap_or(100)
     };
-    let _ = writeln!(
+    writeln!(
         out,
         "\ncoverage: causes {}/{} ({}%), checks {}/{} ({}%)",
         coverage.causes - coverage.untested_causes.len(),
@@ -92,13 +106,14 @@ fn write_coverage(out: &mut dyn Write, coverage: &rule_tests::Coverage) {
         coverage.checks - coverage.untested_checks.len(),
         coverage.checks,
         percent(coverage.untested_checks.len(), coverage.checks),
-    );
+    )?;
     for cause in &coverage.untested_causes {
-        let _ = writeln!(out, "  no test confirms cause {cause}");
+        writeln!(out, "  no test confirms cause {cause}")?;
     }
     for (id, title) in &coverage.untested_checks {
-        let _ = writeln!(out, "  no test reaches check {id} ({title})");
+        writeln!(out, "  no test reaches check {id} ({title})")?;
     }
+    Ok(())
 }
 
 /// The results as a JUnit report: one testsuite per rule file, in the order

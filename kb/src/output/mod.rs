@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use kb_engine::Diagnosis;
 use serde::Serialize;
 
+use crate::exit::Exit;
+
 /// The formats `kb eval` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -17,6 +19,20 @@ pub enum Format {
     Json,
     /// An incident note for a ticket.
     Markdown,
+}
+
+/// How a command ends once its output is written (and flushed): a reader
+/// gone (`kb test | head`) ends it quietly, as no more was wanted; any
+/// other failure to write, a full disk say, is reported and exits 2 at
+/// least, since output lost is no success.
+pub fn written(result: io::Result<()>, exit: Exit) -> Exit {
+    match result {
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+            crate::report::input_error(&format!("cannot write the output: {error}"));
+            exit.max(Exit::BadInput)
+        }
+        _ => exit,
+    }
 }
 
 /// The standard output for text with colours, which are stripped off a
