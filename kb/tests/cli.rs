@@ -2565,17 +2565,9 @@ test "empty tank" {
 }
 "#;
 
-#[test]
-fn a_custom_knowledge_base_diagnoses_its_own_domain() {
-    let dir = TempDir::new().unwrap();
-    write(&dir, "rules/machine.kb", COFFEE_KB);
-    write(
-        &dir,
-        "rules/kb.toml",
-        "name = \"coffee\"\nversion = \"1.0.0\"\nlanguages = [\"en\"]\n",
-    );
-    let rules = dir.path().join("rules");
-
+/// Checks that `kb check` and `kb test` of `rules` find [`COFFEE_KB`].
+#[track_caller]
+fn checks_and_tests_as_the_coffee_machine(rules: &Path) {
     let check = run([OsStr::new("check"), rules.as_os_str()]);
     assert_eq!(check.code, 0, "{}", check.stderr);
     assert!(
@@ -2587,6 +2579,20 @@ fn a_custom_knowledge_base_diagnoses_its_own_domain() {
     );
     let test = run([OsStr::new("test"), rules.as_os_str()]);
     assert_eq!(test.code, 0, "{}", test.stdout);
+}
+
+#[test]
+fn a_custom_knowledge_base_diagnoses_its_own_domain() {
+    let dir = TempDir::new().unwrap();
+    write(&dir, "rules/machine.kb", COFFEE_KB);
+    write(
+        &dir,
+        "rules/kb.toml",
+        "name = \"coffee\"\nversion = \"1.0.0\"\nlanguages = [\"en\"]\n",
+    );
+    let rules = dir.path().join("rules");
+
+    checks_and_tests_as_the_coffee_machine(&rules);
 
     let input = write(
         &dir,
@@ -2676,13 +2682,7 @@ fn rule_files_and_folders_linked_into_a_knowledge_base_are_read() {
 
     for rules in ["file-linked", "folder-linked"] {
         let rules = dir.path().join(rules);
-        let check = run([OsStr::new("check"), rules.as_os_str()]);
-        assert_eq!(check.code, 0, "{}", check.stderr);
-        assert!(
-            check.stdout.starts_with("ok: 1 symptom, 1 check, 2 causes"),
-            "{}",
-            check.stdout
-        );
+        checks_and_tests_as_the_coffee_machine(&rules);
         let out = run([
             OsStr::new("--kb"),
             rules.as_os_str(),
@@ -2714,17 +2714,7 @@ fn one_rule_file_is_a_knowledge_base_of_its_own() {
         "kb.toml",
         "name = \"coffee\"\nextends = \"bundled\"\n",
     );
-    let check = run([OsStr::new("check"), rules.as_os_str()]);
-    assert_eq!(check.code, 0, "{}", check.stderr);
-    assert!(
-        check
-            .stdout
-            .starts_with("ok: 1 symptom, 1 check, 2 causes, 2 facts, 1 test"),
-        "{}",
-        check.stdout
-    );
-    let test = run([OsStr::new("test"), rules.as_os_str()]);
-    assert_eq!(test.code, 0, "{}", test.stdout);
+    checks_and_tests_as_the_coffee_machine(&rules);
     let out = finish(
         kb().args([
             OsStr::new("--kb"),
