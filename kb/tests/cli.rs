@@ -2321,10 +2321,16 @@ fn the_bundled_rule_tests_pass() {
 
     let filtered = run(["test", "--filter", "Insufficient nvidia.com/gpu"]);
     assert_eq!(filtered.code, 0);
-    assert!(
-        filtered.stdout.ends_with("\n1 passed, 0 failed\n"),
-        "{}",
-        filtered.stdout
+    let left_out = format!("\n1 passed, 0 failed, {} filtered out\n", passed - 1);
+    assert!(filtered.stdout.ends_with(&left_out), "{}", filtered.stdout);
+
+    // A filter nothing matches is a mistake, not a pass with nothing run.
+    let none = run(["test", "--filter", "Insufficient nvidia.com/gpuu"]);
+    assert_eq!(none.code, 2, "{}", none.stdout);
+    assert!(none.stdout.is_empty(), "{}", none.stdout);
+    assert_contains(
+        &none.stderr,
+        &format!("no test name contains `Insufficient nvidia.com/gpuu`, of {passed} tests"),
     );
 }
 

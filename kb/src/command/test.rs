@@ -32,6 +32,17 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
             return Exit::BadRules;
         }
     };
+    let all = loaded.kb.tests().map_or(0, <[_]>::len);
+    if let Some(filter) = &args.filter
+        && outcomes.is_empty()
+    {
+        // A filter mistyped in CI would otherwise pass with nothing run.
+        crate::report::input_error(&format!(
+            "no test name contains `{filter}`, of {}",
+            crate::report::counted(all, "test")
+        ));
+        return Exit::BadInput;
+    }
     let failed = outcomes.iter().filter(|o| !o.passed()).count();
     let mut exit = match failed {
         0 => Exit::Ok,
@@ -55,15 +66,19 @@ pub fn run(args: &Args, loaded: &Loaded) -> Exit {
         .coverage
         .then(|| rule_tests::Coverage::of(&loaded.kb, &outcomes));
     let mut out = std::io::stdout().lock();
-    let shown = show(&mut out, &outcomes, coverage.as_ref()).and_then(|()| out.flush());
+    let filtered_out = all - outcomes.len();
+    let shown =
+        show(&mut out, &outcomes, filtered_out, coverage.as_ref()).and_then(|()| out.flush());
     crate::output::written(shown, exit)
 }
 
 /// Writes each test's verdict, the failures' reports, the coverage when
-/// asked for, and the count of those that passed and failed.
+/// asked for, and the count of those that passed, failed, and were left
+/// out by `--filter`.
 fn show(
     out: &mut impl Write,
     outcomes: &[rule_tests::Outcome],
+    filtered_out: usize,
     coverage: Option<&rule_tests::Coverage>,
 ) -> std::io::Result<()> {
     for outcome in outcomes {
@@ -83,9 +98,13 @@ fn show(
     if let Some(coverage) = coverage {
         write_coverage(out, coverage)?;
     }
+    let filtered_out = match filtered_out {
+        0 => String::new(),
+        n => format!(", {n} filtered out"),
+    };
     writeln!(
         out,
-        "\n{} passed, {} failed",
+        "\n{} passed, {} failed{filtered_out}",
         outcomes.len() - failed.len(),
         failed.len()
     )
