@@ -2711,6 +2711,51 @@ fn rule_files_and_folders_linked_into_a_knowledge_base_are_read() {
 }
 
 #[test]
+fn deny_warnings_makes_a_warning_fail_the_check() {
+    let dir = TempDir::new().unwrap();
+    let rules = write(
+        &dir,
+        "coffee.kb",
+        format!("{COFFEE_KB}\nfact unused: string \"Never read\" {{ from machine.serial }}\n"),
+    );
+    let plain = run([OsStr::new("check"), rules.as_os_str()]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(plain.stdout.contains(", 1 warning"), "{}", plain.stdout);
+    assert_contains(&plain.stderr, "fact `unused` is never used");
+
+    let denied = run([
+        OsStr::new("check"),
+        rules.as_os_str(),
+        OsStr::new("--deny-warnings"),
+    ]);
+    assert_eq!(denied.code, 3, "{}", denied.stderr);
+    assert!(denied.stdout.is_empty(), "{}", denied.stdout);
+    assert_contains(&denied.stderr, "fact `unused` is never used");
+    assert_contains(
+        &denied.stderr,
+        "the knowledge base has 1 warning, made errors by --deny-warnings",
+    );
+    let json = run([
+        OsStr::new("check"),
+        rules.as_os_str(),
+        OsStr::new("--deny-warnings"),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(json.code, 3, "{}", json.stderr);
+    assert_eq!(one_json(&json)[0]["severity"], "warning");
+
+    // Without warnings, it changes nothing.
+    let clean = write(&dir, "clean.kb", COFFEE_KB);
+    let out = run([
+        OsStr::new("check"),
+        clean.as_os_str(),
+        OsStr::new("--deny-warnings"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
 fn one_rule_file_is_a_knowledge_base_of_its_own() {
     let dir = TempDir::new().unwrap();
     let rules = write(&dir, "coffee.kb", COFFEE_KB);

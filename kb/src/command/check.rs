@@ -17,6 +17,9 @@ pub struct Args {
     /// Output format: text for people, JSON for editors and CI annotations.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
+    /// Treat warnings as errors: exit 3 when there is any, for CI.
+    #[arg(long)]
+    pub deny_warnings: bool,
 }
 
 /// Formats of `kb check`.
@@ -76,6 +79,9 @@ pub fn run(args: &Args, loaded: Result<Loaded, LoadError>) -> Exit {
 /// Shows the problems of a knowledge base, or that it has none.
 fn show(args: &Args, loaded: &Result<Loaded, LoadError>) -> Exit {
     let (problems, exit) = match loaded {
+        Ok(loaded) if args.deny_warnings && !loaded.kb.warnings.is_empty() => {
+            (loaded.kb.warnings.clone(), Exit::BadRules)
+        }
         Ok(loaded) => (loaded.kb.warnings.clone(), Exit::Ok),
         Err(LoadError::Rules(problems)) => (problems.clone(), Exit::BadRules),
         Err(error @ LoadError::Other(_)) => {
@@ -93,6 +99,14 @@ fn show(args: &Args, loaded: &Result<Loaded, LoadError>) -> Exit {
         return crate::output::written(shown, exit);
     }
     match loaded {
+        Ok(_) if exit == Exit::BadRules => {
+            let _ = std::io::stderr().write_all(report::problems(&problems).as_bytes());
+            report::input_error(&format!(
+                "the knowledge base has {}, made errors by --deny-warnings",
+                report::counted(problems.len(), "warning")
+            ));
+            exit
+        }
         Ok(loaded) => {
             let _ = std::io::stderr().write_all(report::problems(&problems).as_bytes());
             let kb = &loaded.kb;
