@@ -948,6 +948,13 @@ impl Builder<'_> {
         let mut problem = Problem::error(Code::Syntax, &loc, message).with_label(label);
         if let Some(hint) = suggest_keyword(found, &expected) {
             problem = problem.with_help(format!("did you mean `{hint}`?"));
+        } else if expected.contains(&describe(Rule::id)) {
+            // Ids name runbook pages and files: they are kept to what a path
+            // and a URL take as they are.
+            problem = problem.with_help(
+                "an id is an ASCII letter, then letters, digits, `-` and `_`, \
+                 with `.` between words: `pending.insufficient-resources`",
+            );
         }
         problem
     }

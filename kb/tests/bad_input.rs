@@ -391,6 +391,10 @@ cause pending.one "One" { fix "F" { step "S" } }
     let (line, column) = line_col(rules, "../../etc/x");
     assert_contains(&out.stderr, &format!("rules.kb:{line}:{column}"));
     assert_contains(&out.stderr, "expected an id, found `..`");
+    assert_contains(
+        &out.stderr,
+        "an id is an ASCII letter, then letters, digits",
+    );
 
     let site = dir.path().join("deep/er/site");
     let docs = with_kb(
