@@ -99,16 +99,15 @@ fn show(args: &Args, loaded: &Result<Loaded, LoadError>) -> Exit {
         return crate::output::written(shown, exit);
     }
     match loaded {
-        Ok(_) if exit == Exit::BadRules => {
-            let _ = std::io::stderr().write_all(report::problems(&problems).as_bytes());
-            report::input_error(&format!(
-                "the knowledge base has {}, made errors by --deny-warnings",
-                report::counted(problems.len(), "warning")
-            ));
-            exit
-        }
         Ok(loaded) => {
             let _ = std::io::stderr().write_all(report::problems(&problems).as_bytes());
+            if exit == Exit::BadRules {
+                report::input_error(&format!(
+                    "the knowledge base has {}, made errors by --deny-warnings",
+                    report::counted(problems.len(), "warning")
+                ));
+                return exit;
+            }
             let kb = &loaded.kb;
             let mut counts = [
                 (kb.symptoms.len(), "symptom"),
