@@ -18,7 +18,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 mod common;
-use common::{Run, example, kb, run, run_stdin};
+use common::{Run, example, finish, kb, run, run_stdin};
 
 // ------------------------------------------------------------------ helpers
 
@@ -549,4 +549,21 @@ fn junit_to_an_unwritable_place_is_an_error() {
     ]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("cannot write"), "{}", out.stderr);
+
+    // `-` is neither a file named so nor the standard output, which the
+    // report takes: refused before any test runs.
+    let out = finish(kb().current_dir(dir.path()).args([
+        OsStr::new("test"),
+        OsStr::new("."),
+        OsStr::new("--junit"),
+        OsStr::new("-"),
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("`--junit` writes a file"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.path().join("-").exists());
 }

@@ -25,6 +25,17 @@ pub struct Args {
 
 /// Runs `kb test`.
 pub fn run(args: &Args, loaded: &Loaded) -> Exit {
+    if args
+        .junit
+        .as_ref()
+        .is_some_and(|path| path.as_os_str() == "-")
+    {
+        // Not a file named `-`, and not the standard output, which the report takes.
+        crate::report::input_error(
+            "`--junit` writes a file, and standard output carries the report: give a path",
+        );
+        return Exit::BadInput;
+    }
     let outcomes = match rule_tests::run(loaded, args.filter.as_deref()) {
         Ok(outcomes) => outcomes,
         Err(error) => {
