@@ -687,6 +687,32 @@ cause c.lonely "Unreachable" { }
 }
 
 #[test]
+fn an_unknown_name_where_inputs_are_read_may_be_an_input_left_out() {
+    // A rule file checked without the file that declares `input node`.
+    let found = problems(
+        r#"
+fact node_ready: string "Ready" { from node.status.conditions }
+symptom s "S" { when node_ready == "x" check "C" { if node_redy == "x" => c.x } }
+cause c.x "X" { fix "f" { step "s" } }
+"#,
+    );
+    let input = found
+        .iter()
+        .find(|p| p.loc.text() == "node")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(input.message, "unknown input or fact `node`");
+    assert_eq!(
+        input.help.as_deref(),
+        Some(
+            "declare it: `input node \"…\"` for a document kb is given, or `fact node: string \"…\" { from … }`"
+        )
+    );
+    // In a condition only facts are read.
+    let fact = found.iter().find(|p| p.loc.text() == "node_redy").unwrap();
+    assert_eq!(fact.message, "unknown fact `node_redy`");
+}
+
+#[test]
 fn loops_between_checks_and_facts_are_rejected() {
     let found = problems(
         r#"

@@ -177,18 +177,30 @@ impl<'c> ExprCompiler<'c> {
                     .names
                     .iter()
                     .filter(|(_, (kind, _))| self.allow_inputs || matches!(kind, Name::Fact(_)));
+                // Where inputs are read, the name may be an input declared
+                // in a file left out (`input pod` is in the bundled pod.kb).
+                let (what, declare) = match self.allow_inputs {
+                    true => (
+                        "input or fact",
+                        format!(
+                            "declare it: `input {name} \"…\"` for a document kb is given, or `fact {name}: string \"…\" {{ from … }}`"
+                        ),
+                    ),
+                    false => (
+                        "fact",
+                        format!("declare it: `fact {name}: string \"…\" {{ from … }}`"),
+                    ),
+                };
                 let mut problem = Problem::error(
                     Code::UnknownName,
                     &expr.loc,
-                    format!("unknown fact `{name}`"),
+                    format!("unknown {what} `{name}`"),
                 )
                 .with_label("not declared");
                 if let Some(similar) = suggest(name, candidates.map(|(n, _)| n.as_str())) {
                     problem = problem.with_help(format!("did you mean `{similar}`?"));
                 } else {
-                    problem = problem.with_help(format!(
-                        "declare it: `fact {name}: string \"…\" {{ from … }}`"
-                    ));
+                    problem = problem.with_help(declare);
                 }
                 self.problems.push(problem);
                 None
