@@ -352,27 +352,16 @@ fn read_folder(dir: &Path) -> Result<Files, LoadError> {
         .transpose()?;
     let selection = Selection::new(manifest.as_ref())?;
     let mut rule_sources = BTreeMap::new();
-    // Links are followed: a shared rule file or folder is often linked
-    // in. One back to a folder above is an error, not an endless walk.
-    for entry in walkdir::WalkDir::new(dir)
-        .follow_links(true)
-        .sort_by_file_name()
-    {
-        let entry =
-            entry.map_err(|e| LoadError::Other(format!("cannot read `{}`: {e}", dir.display())))?;
-        let path = entry.path();
-        if !entry.file_type().is_file() || path.extension().is_none_or(|ext| ext != "kb") {
-            continue;
-        }
+    for path in rule_files_below(dir).map_err(LoadError::Other)? {
         let relative = path
             .strip_prefix(dir)
-            .unwrap_or(path)
+            .unwrap_or(&path)
             .to_string_lossy()
             .replace('\\', "/");
         if !selection.selects(&relative) {
             continue;
         }
-        let text = crate::read::text_file(path).map_err(LoadError::Other)?;
+        let text = crate::read::text_file(&path).map_err(LoadError::Other)?;
         let name = path.display().to_string();
         rule_sources.insert(name.clone(), Source::new(name, text));
     }
@@ -393,6 +382,33 @@ fn read_folder(dir: &Path) -> Result<Files, LoadError> {
         manifest,
         sources: rule_sources.into_values().collect(),
     })
+}
+
+/// The `.kb` files below a folder, by path. Links are followed, as a shared
+/// rule file or folder is often linked in; one back to a folder above is an
+/// error, not an endless walk. A link to nothing (a build's `result`, say)
+/// is passed over, unless it is named as a rule file.
+pub fn rule_files_below(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let is_rule_file = |path: &Path| path.extension().is_some_and(|ext| ext == "kb");
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+    {
+        match entry {
+            Ok(entry) if entry.file_type().is_file() && is_rule_file(entry.path()) => {
+                files.push(entry.into_path());
+            }
+            Ok(_) => {}
+            Err(error)
+                if error.loop_ancestor().is_none()
+                    && error.path().is_some_and(|path| {
+                        !is_rule_file(path) && path.is_symlink() && !path.exists()
+                    }) => {}
+            Err(error) => return Err(format!("cannot read `{}`: {error}", dir.display())),
+        }
+    }
+    Ok(files)
 }
 
 /// Every file of the bundled knowledge base, named `<bundled>/PATH`, with

@@ -2701,6 +2701,27 @@ fn rule_files_and_folders_linked_into_a_knowledge_base_are_read() {
         assert_eq!(confirmed(&one_json(&out)), ["coffee.scale"]);
     }
 
+    // A link to nothing (a build's `result`, a tool's cache) is passed
+    // over; one named as a rule file is a rule file that cannot be read.
+    symlink(
+        "/nonexistent/build",
+        dir.path().join("folder-linked/result"),
+    )
+    .unwrap();
+    let rules = dir.path().join("folder-linked");
+    checks_and_tests_as_the_coffee_machine(&rules);
+    let fmt = run([OsStr::new("fmt"), OsStr::new("--check"), rules.as_os_str()]);
+    assert_eq!(fmt.code, 0, "{}", fmt.stderr);
+    symlink(
+        "/nonexistent/disk.kb",
+        dir.path().join("folder-linked/disk.kb"),
+    )
+    .unwrap();
+    let out = run([OsStr::new("check"), rules.as_os_str()]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert_contains(&out.stderr, "disk.kb: No such file or directory");
+    fs::remove_file(dir.path().join("folder-linked/disk.kb")).unwrap();
+
     // A link to a folder above would be walked for ever.
     let looped = dir.path().join("shared/coffee");
     symlink("..", looped.join("up")).unwrap();

@@ -138,19 +138,8 @@ fn rule_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     if !metadata.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut files = Vec::new();
-    // Links are followed, as when rules are read; a file is written where its link points.
-    for entry in walkdir::WalkDir::new(path)
-        .follow_links(true)
-        .sort_by_file_name()
-    {
-        let entry = entry.map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        let is_rule_file =
-            entry.file_type().is_file() && entry.path().extension().is_some_and(|ext| ext == "kb");
-        if is_rule_file {
-            files.push(entry.into_path());
-        }
-    }
+    // Found as when rules are read; a file is written where its link points.
+    let mut files = crate::knowledge::rule_files_below(path)?;
     files.sort();
     Ok(files)
 }
