@@ -2571,6 +2571,21 @@ test "empty tank" {
 }
 "#;
 
+/// `kb --kb RULES eval INPUT --format json`, which must succeed, parsed.
+#[track_caller]
+fn eval_json_with(rules: &Path, input: &Path) -> Value {
+    let out = run([
+        OsStr::new("--kb"),
+        rules.as_os_str(),
+        OsStr::new("eval"),
+        input.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    one_json(&out)
+}
+
 /// Checks that `kb check` and `kb test` of `rules` find [`COFFEE_KB`].
 #[track_caller]
 fn checks_and_tests_as_the_coffee_machine(rules: &Path) {
@@ -2605,16 +2620,7 @@ fn a_custom_knowledge_base_diagnoses_its_own_domain() {
         "panel.json",
         r#"{"machine": {"water": {"level": 80}, "display": {"code": "E42"}}}"#,
     );
-    let out = run([
-        OsStr::new("--kb"),
-        rules.as_os_str(),
-        OsStr::new("eval"),
-        input.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("json"),
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let d = one_json(&out);
+    let d = eval_json_with(&rules, &input);
     assert_eq!(d["symptoms"][0]["id"], "no-coffee");
     assert_eq!(confirmed(&d), ["coffee.scale"]);
     assert_eq!(status_of(&d, "coffee.empty-tank"), None);
@@ -2689,16 +2695,7 @@ fn rule_files_and_folders_linked_into_a_knowledge_base_are_read() {
     for rules in ["file-linked", "folder-linked"] {
         let rules = dir.path().join(rules);
         checks_and_tests_as_the_coffee_machine(&rules);
-        let out = run([
-            OsStr::new("--kb"),
-            rules.as_os_str(),
-            OsStr::new("eval"),
-            input.as_os_str(),
-            OsStr::new("--format"),
-            OsStr::new("json"),
-        ]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        assert_eq!(confirmed(&one_json(&out)), ["coffee.scale"]);
+        assert_eq!(confirmed(&eval_json_with(&rules, &input)), ["coffee.scale"]);
     }
 
     // A link to nothing (a build's `result`, a tool's cache) is passed

@@ -37,6 +37,31 @@ fn bundled_copy() -> TempDir {
     dir
 }
 
+/// A copy of the bundled rules, and the OOM-killed example diagnosed with
+/// them: `kb --kb COPY eval EXAMPLE`.
+struct Case {
+    rules: TempDir,
+    oom: PathBuf,
+}
+
+impl Case {
+    fn new() -> Self {
+        Self {
+            rules: bundled_copy(),
+            oom: example("crash-loop-oomkilled.json"),
+        }
+    }
+
+    /// The folder of rules, as an argument.
+    fn dir(&self) -> &str {
+        self.rules.path().to_str().unwrap()
+    }
+
+    fn args(&self) -> [&str; 4] {
+        ["--kb", self.dir(), "eval", self.oom.to_str().unwrap()]
+    }
+}
+
 /// Runs `kb ARGS` keeping compiled knowledge bases in `cache` (`None`:
 /// keeping none).
 fn run_with(cache: Option<&Path>, args: &[&str]) -> Run {
@@ -172,11 +197,10 @@ fn a_folder_loaded_from_the_cache_writes_the_same_runbooks() {
 
 #[test]
 fn a_changed_rule_file_is_compiled_again() {
-    let rules = bundled_copy();
-    let dir = rules.path().to_str().unwrap();
+    let case = Case::new();
+    let rules = &case.rules;
     let cache = TempDir::new().unwrap();
-    let oom = example("crash-loop-oomkilled.json");
-    let args = ["--kb", dir, "eval", oom.to_str().unwrap()];
+    let args = case.args();
     run_with(Some(cache.path()), &args);
     // Compiled twice: kept.
     let before = run_with(Some(cache.path()), &args);
@@ -199,7 +223,10 @@ fn a_changed_rule_file_is_compiled_again() {
         "extra.kb",
         "fact extra_flag: bool \"Extra\" {}\n",
     );
-    let explained = run_with(Some(cache.path()), &["--kb", dir, "explain", "extra_flag"]);
+    let explained = run_with(
+        Some(cache.path()),
+        &["--kb", case.dir(), "explain", "extra_flag"],
+    );
     assert_eq!(explained.code, 0, "{}", explained.stderr);
     common::assert_contains(&explained.stdout, "Extra");
 }
@@ -258,11 +285,9 @@ fn a_damaged_cache_file_is_compiled_again_and_replaced() {
 #[cfg(unix)]
 #[test]
 fn something_other_than_a_file_in_its_place_is_not_read() {
-    let rules = bundled_copy();
-    let dir = rules.path().to_str().unwrap();
+    let case = Case::new();
     let cache = TempDir::new().unwrap();
-    let oom = example("crash-loop-oomkilled.json");
-    let args = ["--kb", dir, "eval", oom.to_str().unwrap()];
+    let args = case.args();
     let compiled = run_with(None, &args);
     run_with(Some(cache.path()), &args);
     let [file] = &kept(cache.path())[..] else {
@@ -282,10 +307,8 @@ fn something_other_than_a_file_in_its_place_is_not_read() {
 
 #[test]
 fn a_cache_that_cannot_be_written_changes_nothing() {
-    let rules = bundled_copy();
-    let dir = rules.path().to_str().unwrap();
-    let oom = example("crash-loop-oomkilled.json");
-    let args = ["--kb", dir, "eval", oom.to_str().unwrap()];
+    let case = Case::new();
+    let args = case.args();
     let compiled = run_with(None, &args);
     let place = TempDir::new().unwrap();
     // A file where the folder would be.
