@@ -103,12 +103,16 @@ impl Needs {
             .map(|(name, needs)| (name.as_str().into(), needs.pruner()))
             .collect();
         fields.sort_by_key(|(name, _)| name.len());
+        let longest = fields.last().map_or(0, |(name, _)| name.len());
         Pruner {
             whole: self.whole,
             every_key: false,
             filter: fields
                 .iter()
                 .fold(0, |filter, (name, _)| filter | class(name)),
+            by_length: (0..=longest + 1)
+                .map(|length| fields.partition_point(|(name, _)| name.len() < length))
+                .collect(),
             fields: fields.into(),
         }
     }
@@ -127,6 +131,9 @@ pub struct Pruner {
     filter: u128,
     /// Sorted by length, so that only names as long as a key are compared with it.
     fields: Box<[(Box<str>, Pruner)]>,
+    /// Where the fields of each length start in `fields`, and, last, their
+    /// number: those as long as a key are found without a search.
+    by_length: Box<[usize]>,
 }
 
 /// One bit of 128 standing for a name's length, first and last bytes.
@@ -208,13 +215,13 @@ impl Pruner {
         if self.filter & class(name) == 0 {
             return None;
         }
-        let start = self
-            .fields
-            .partition_point(|(field, _)| field.len() < name.len());
+        let (&start, &end) = (
+            self.by_length.get(name.len())?,
+            self.by_length.get(name.len() + 1)?,
+        );
         self.fields
-            .get(start..)?
+            .get(start..end)?
             .iter()
-            .take_while(|(field, _)| field.len() == name.len())
             .find(|(field, _)| crate::json::same_key(field, name))
             .map(|(_, needs)| needs)
     }
@@ -407,7 +414,8 @@ mod tests {
         for name in ["ab", "ba", "abc", "", "é"] {
             needs.add_whole(&[name]);
         }
-        let text = r#"{"ab": 1, "ba": 2, "bb": 3, "aa": 4, "abc": 5, "acb": 6, "": 7, "a": 8, "é": 9, "è": 10}"#;
+        let text = r#"{"ab": 1, "ba": 2, "bb": 3, "aa": 4, "abc": 5, "acb": 6, "": 7, "a": 8, "é": 9, "è": 10,
+            "abcd": 11, "abcabc": 12}"#;
         assert_eq!(
             needs.pruner().parse(text.as_bytes()).unwrap().to_value(),
             json!({"ab": 1, "ba": 2, "abc": 5, "": 7, "é": 9})
