@@ -26,6 +26,10 @@ const OBJECT_READS: &[&[&str]] = &[
     &["metadata", "ownerReferences", "controller"],
     &["metadata", "creationTimestamp"],
     &["spec", "nodeName"],
+    // What a `Status` (an error the API server returned) says.
+    &["message"],
+    &["reason"],
+    &["code"],
 ];
 
 /// The fields the adapter reads of an event: the four of what it is about
@@ -256,6 +260,31 @@ fn is_watch_event(map: &Object<'_>) -> bool {
             .is_some_and(|o| matches!(o, Json::Object(_)))
 }
 
+/// What the API server said, when what was given is its answer to a request
+/// that failed (`kubectl get --raw`, curl, a watch's `ERROR` event) rather
+/// than an object.
+fn api_error(status: &Json<'_>) -> String {
+    let message = at(status, "/message").as_str().unwrap_or("no message");
+    let said = [at(status, "/reason"), at(status, "/code")]
+        .into_iter()
+        .filter_map(|part| match part {
+            Json::String(text) if !text.is_empty() => Some(text.to_string()),
+            Json::Number(number) => Some(number.to_string()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let said = if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({said})")
+    };
+    format!(
+        "the input is the API server's answer to a request, a `Status`, not an object to \
+         diagnose: {message}{said}"
+    )
+}
+
 fn kind_of(json: &Json<'_>) -> &'static str {
     match json {
         Json::Null => "null",
@@ -345,6 +374,7 @@ impl<'t> Objects<'t> {
             }
             "Node" => self.nodes.push(object),
             "Namespace" => self.namespaces.push(object),
+            "Status" => return Err(api_error(&object)),
             k if OWNER_KINDS.contains(&k) => self.owners.push(object),
             k if k == "List" || k.ends_with("List") => {
                 if k == "EventList" {

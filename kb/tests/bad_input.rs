@@ -669,6 +669,56 @@ fn yaml_or_describe_output_is_refused_saying_kb_reads_json() {
     assert!(!out.stderr.contains("kb reads JSON"), "{}", out.stderr);
 }
 
+/// What the API server answers when a request fails (`kubectl get --raw`,
+/// curl, a watch's `ERROR` event) is said to be that, with its message,
+/// whichever way it is read.
+#[test]
+fn an_error_the_api_server_answered_is_shown_with_its_message() {
+    let not_found = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "pods \"web-1\" not found", "reason": "NotFound",
+        "details": {"name": "web-1", "kind": "pods"}, "code": 404
+    });
+    let said = "the input is the API server's answer to a request, a `Status`, not an object to \
+                diagnose: pods \"web-1\" not found (NotFound, 404)";
+    let out = common::run_stdin(["eval"], serde_json::to_string_pretty(&not_found).unwrap());
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+    assert_contains(&out.stderr, said);
+    // A line of a stream, read keeping only what the rules use, says the
+    // same, and the lines around it are answered.
+    let dir = TempDir::new().unwrap();
+    let line = |value: &Value| serde_json::to_string(value).unwrap();
+    let stream = write(
+        &dir,
+        "stream.ndjson",
+        format!(
+            "{}\n{}\n{}\n",
+            line(&json!({"pod": pod("web-0", "shop")})),
+            line(&not_found),
+            line(&json!({"pod": pod("web-2", "shop")}))
+        ),
+    );
+    let (out, lines) = eval_stream(&stream);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
+    assert_contains(
+        &lines[1]["error"].to_string(),
+        "pods \\\"web-1\\\" not found (NotFound, 404)",
+    );
+    assert_eq!(lines[2]["subject"], "pod shop/web-2");
+    // A watch that expired.
+    let expired = json!({"type": "ERROR", "object": {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "too old resource version: 1043 (5201)", "reason": "Expired", "code": 410
+    }});
+    let out = common::run_stdin(["eval", "--watch"], line(&expired));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_contains(
+        &out.stderr,
+        "too old resource version: 1043 (5201) (Expired, 410)",
+    );
+}
+
 /// A document that holds nothing the rules read gets no symptom, not a guess:
 /// a fact that is false when its input is missing (no node given, so no lost
 /// node) is known, but says nothing about the document. A node that stopped
