@@ -81,6 +81,14 @@ impl Needs {
         }
     }
 
+    /// Needs under the field `alias` what is needed under the field `name`:
+    /// for documents that give the same value under either.
+    pub fn alias(&mut self, name: &str, alias: &str) {
+        if let Some(needs) = self.fields.get(name).cloned() {
+            self.field(alias).merge(&needs);
+        }
+    }
+
     /// Adds what `other` needs.
     pub fn merge(&mut self, other: &Needs) {
         if self.whole {

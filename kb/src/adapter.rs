@@ -39,15 +39,24 @@ const EVENT_READS: &[&[&str]] = &[
     &["involvedObject", "kind"],
     &["involvedObject", "name"],
     &["involvedObject", "namespace"],
-    &["regarding", "uid"],
-    &["regarding", "kind"],
-    &["regarding", "name"],
-    &["regarding", "namespace"],
     &["series", "lastObservedTime"],
     &["lastTimestamp"],
     &["eventTime"],
     &["firstTimestamp"],
     &["metadata", "creationTimestamp"],
+];
+
+/// The fields of an events.k8s.io/v1 Event (what `kubectl get
+/// events.events.k8s.io` and that API's clients give) with the names the
+/// same fields have in a core/v1 Event, as rules read events.
+const EVENTS_V1_NAMES: &[(&str, &str)] = &[
+    ("note", "message"),
+    ("regarding", "involvedObject"),
+    ("deprecatedCount", "count"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("reportingController", "reportingComponent"),
 ];
 
 /// What kb reads of a document in any of the shapes it accepts, compiled
@@ -75,6 +84,14 @@ fn needs(kb: &KnowledgeBase) -> Needs {
         needs.field("items").merge(&items);
         needs
     };
+    // What is read of an event under its core/v1 name is read under its
+    // events.k8s.io/v1 name too.
+    let of_events_v1 = |mut needs: Needs| {
+        for (v1, core) in EVENTS_V1_NAMES {
+            needs.alias(core, v1);
+        }
+        needs
+    };
     let mut object = reads(OBJECT_READS);
     object.merge(&reads(EVENT_READS));
     for input in &kb.inputs {
@@ -82,7 +99,7 @@ fn needs(kb: &KnowledgeBase) -> Needs {
             object.merge(needs);
         }
     }
-    let object = with_items(object);
+    let object = with_items(of_events_v1(object));
     let mut root = object.clone();
     root.add_whole(&["type"]);
     root.field("object").merge(&object);
@@ -94,7 +111,7 @@ fn needs(kb: &KnowledgeBase) -> Needs {
             if let Some(needs) = kb.needs_of(key) {
                 events.merge(needs);
             }
-            root.field(key).merge(&with_items(events));
+            root.field(key).merge(&with_items(of_events_v1(events)));
         } else {
             root.field(key).merge(&reads(OBJECT_READS));
         }
@@ -316,13 +333,17 @@ fn label(kind: &str, object: &Json<'_>) -> String {
 fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
     if let Some(events) = document.get_mut("events") {
         match events {
-            Json::Array(items) => sort_by_time(items),
+            Json::Array(items) => {
+                items.iter_mut().for_each(in_core_v1_shape);
+                sort_by_time(items);
+            }
             Json::Null => {}
             Json::Object(list) if list.get("items").is_some_and(Json::is_array) => {
                 let mut items = match list.remove("items") {
                     Some(Json::Array(items)) => items,
                     _ => Vec::new(),
                 };
+                items.iter_mut().for_each(in_core_v1_shape);
                 sort_by_time(&mut items);
                 *events = Json::Array(items);
             }
@@ -370,7 +391,9 @@ impl<'t> Objects<'t> {
             "Pod" => self.pods.push(object),
             "Event" => {
                 self.saw_events = true;
-                self.events.push(object);
+                let mut event = object;
+                in_core_v1_shape(&mut event);
+                self.events.push(event);
             }
             "Node" => self.nodes.push(object),
             "Namespace" => self.namespaces.push(object),
@@ -799,15 +822,24 @@ impl<'a> EventIndex<'a> {
     }
 }
 
-/// What an event is about: `involvedObject` (core/v1), or `regarding`
-/// (events.k8s.io/v1).
-fn regarding<'a, 't>(event: &'a Json<'t>) -> &'a Json<'t> {
-    let involved = at(event, "/involvedObject");
-    if involved.is_object() {
-        involved
-    } else {
-        at(event, "/regarding")
+/// Gives an events.k8s.io/v1 Event's fields their core/v1 names, where the
+/// event has not the core/v1 field already: rules read one shape of event.
+fn in_core_v1_shape(event: &mut Json<'_>) {
+    let Json::Object(fields) = event else {
+        return;
+    };
+    for (v1, core) in EVENTS_V1_NAMES {
+        if !fields.contains_key(core)
+            && let Some(value) = fields.remove(v1)
+        {
+            fields.insert(*core, value);
+        }
     }
+}
+
+/// What an event (in its core/v1 shape) is about.
+fn regarding<'a, 't>(event: &'a Json<'t>) -> &'a Json<'t> {
+    at(event, "/involvedObject")
 }
 
 /// Whether an event is about an object: by uid, or by kind, namespace and name.
@@ -1118,7 +1150,15 @@ cause c.ready "Ready" { fix "Nothing" { step "Nothing" } }
     #[test]
     fn each_subject_gets_every_event_about_it_and_its_owner_and_no_other() {
         let items = cluster();
-        let events: Vec<Json<'_>> = items.iter().skip(7).cloned().map(Json::from).collect();
+        let events: Vec<Json<'_>> = items
+            .iter()
+            .skip(7)
+            .map(|event| {
+                let mut event = Json::from(event.clone());
+                in_core_v1_shape(&mut event);
+                event
+            })
+            .collect();
         let list = Json::from(json!({"kind": "List", "items": items}));
         let subjects = subjects(vec![list]).unwrap();
         assert_eq!(subjects.len(), 6);

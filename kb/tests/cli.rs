@@ -982,6 +982,74 @@ fn a_pod_file_and_an_event_list_file_merge_into_one_subject() {
     }
 }
 
+/// A core/v1 Event as the API server gives it through events.k8s.io/v1
+/// (`kubectl get events.events.k8s.io -o json`): the same event, its fields
+/// under their new names.
+fn as_events_v1(event: &Value) -> Value {
+    let mut v1 = event.as_object().unwrap().clone();
+    v1.insert("apiVersion".into(), json!("events.k8s.io/v1"));
+    for (core, new) in [
+        ("message", "note"),
+        ("involvedObject", "regarding"),
+        ("count", "deprecatedCount"),
+        ("source", "deprecatedSource"),
+        ("firstTimestamp", "deprecatedFirstTimestamp"),
+        ("lastTimestamp", "deprecatedLastTimestamp"),
+        ("reportingComponent", "reportingController"),
+    ] {
+        if let Some(value) = v1.remove(core) {
+            v1.insert(new.into(), value);
+        }
+    }
+    Value::Object(v1)
+}
+
+#[test]
+fn events_of_the_events_k8s_io_api_are_read_as_core_events() {
+    let dir = TempDir::new().unwrap();
+    let bundle = read_json(&fixture("container-creating/cni-ip-exhausted.json"));
+    let core = one_json(&eval_json_files(&[&fixture(
+        "container-creating/cni-ip-exhausted.json",
+    )]));
+    assert_eq!(confirmed(&core), ["creating.cni-failure"]);
+    let events: Vec<Value> = array(&bundle["events"]).iter().map(as_events_v1).collect();
+    assert!(compact(&json!(events)).contains("\"note\":\"(combined from similar events)"));
+    let mut v1_bundle = bundle.clone();
+    v1_bundle["events"] = json!(events);
+    let whole = write(
+        &dir,
+        "bundle.json",
+        serde_json::to_string_pretty(&v1_bundle).unwrap(),
+    );
+    let lines = write(
+        &dir,
+        "bundles.ndjson",
+        format!("{}\n{}\n", compact(&bundle), compact(&v1_bundle)),
+    );
+    let mut items = vec![bundle["pod"].clone(), bundle["node"].clone()];
+    items.extend(events.iter().cloned());
+    let list = write(
+        &dir,
+        "list.json",
+        compact(&json!({"apiVersion": "v1", "kind": "List", "items": items})),
+    );
+    // Read whole, and as the items of a List, matched with the pod by
+    // `regarding`.
+    for input in [&whole, &list] {
+        let out = eval_json_files(&[input]);
+        assert_eq!(out.code, 0, "{}: {}", input.display(), out.stderr);
+        let d = one_json(&out);
+        assert_eq!(d["causes"], core["causes"], "{}", input.display());
+        assert_eq!(d["warnings"], core["warnings"], "{}", input.display());
+    }
+    // As a line of a stream, read keeping only what the rules read.
+    let out = eval_json_files(&[&lines]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let [from_core, from_v1] = json_lines(&out.stdout).try_into().unwrap();
+    assert_eq!(from_core["causes"], core["causes"]);
+    assert_eq!(from_v1["causes"], core["causes"]);
+}
+
 #[test]
 fn stdin_is_read_with_a_dash_or_with_no_argument() {
     let path = example("pending-insufficient-cpu.json");
