@@ -6,6 +6,7 @@
 //! these at once, or a plain facts document. Everything else is an error
 //! naming what was found; nothing given is dropped silently.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use kb_engine::KnowledgeBase;
@@ -416,15 +417,36 @@ impl<'t> Objects<'t> {
                         ));
                     }
                 };
-                for item in items {
-                    if !item.is_object() {
+                // The API server's own lists (`kubectl get --raw`, curl, a
+                // client's objects written as JSON) leave out their items'
+                // kind and apiVersion, which kubectl fills in: a PodList's
+                // items are Pods.
+                let item_kind = k.strip_suffix("List").filter(|kind| !kind.is_empty());
+                let api_version = map.get("apiVersion");
+                for mut item in items {
+                    let Json::Object(fields) = &mut item else {
                         return Err(format!(
                             "an item of a {k} is {}, not an object",
                             kind_of(&item)
                         ));
+                    };
+                    if let Some(kind) = item_kind
+                        && !fields.contains_key("kind")
+                    {
+                        fields.insert("kind", Json::String(Cow::Owned(kind.to_owned())));
+                        if let Some(version) =
+                            api_version.filter(|_| !fields.contains_key("apiVersion"))
+                        {
+                            fields.insert("apiVersion", version.clone());
+                        }
                     }
                     self.add(item)?;
                 }
+            }
+            "" if object.get("kind").is_none() => {
+                return Err(String::from(
+                    "an item of a List has no `kind`, by which kb tells pods, events and nodes apart",
+                ));
             }
             "" => return Err(String::from("an object has a `kind` that is not a string")),
             other => match self.left_out.iter_mut().find(|(kind, _)| kind == other) {

@@ -982,6 +982,59 @@ fn a_pod_file_and_an_event_list_file_merge_into_one_subject() {
     }
 }
 
+/// Lists as the API server sends them (`kubectl get --raw`, curl, a client's
+/// objects written as JSON): their items without `kind` or `apiVersion`.
+#[test]
+fn the_api_servers_own_lists_are_read_as_kubectl_prints_them() {
+    let dir = TempDir::new().unwrap();
+    let path = fixture("container-creating/cni-ip-exhausted.json");
+    let bundle = read_json(&path);
+    let expected = one_json(&eval_json_files(&[&path]));
+    assert_eq!(confirmed(&expected), ["creating.cni-failure"]);
+    let raw_list = |kind: &str, items: Vec<Value>| {
+        let items: Vec<Value> = items
+            .into_iter()
+            .map(|mut item| {
+                let fields = item.as_object_mut().unwrap();
+                fields.remove("kind").unwrap();
+                fields.remove("apiVersion").unwrap();
+                item
+            })
+            .collect();
+        json!({"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "124873400"}, "items": items})
+    };
+    let files = [
+        (
+            "pods.json",
+            raw_list("PodList", vec![bundle["pod"].clone()]),
+        ),
+        (
+            "events.json",
+            raw_list("EventList", array(&bundle["events"]).clone()),
+        ),
+        (
+            "nodes.json",
+            raw_list("NodeList", vec![bundle["node"].clone()]),
+        ),
+    ]
+    .map(|(name, list)| write(&dir, name, serde_json::to_string_pretty(&list).unwrap()));
+    let out = eval_json_files(&files.each_ref().map(PathBuf::as_path));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["subject"], expected["subject"]);
+    assert_eq!(d["causes"], expected["causes"]);
+    // A List of any kinds has no kind to give its items.
+    let out = run_stdin(
+        ["eval"],
+        r#"{"kind": "List", "items": [{"metadata": {"name": "web-1"}}]}"#,
+    );
+    assert_eq!(out.code, 2);
+    assert_contains(
+        &out.stderr,
+        "an item of a List has no `kind`, by which kb tells pods, events and nodes apart",
+    );
+}
+
 /// A core/v1 Event as the API server gives it through events.k8s.io/v1
 /// (`kubectl get events.events.k8s.io -o json`): the same event, its fields
 /// under their new names.
