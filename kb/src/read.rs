@@ -100,6 +100,23 @@ fn is_utf16(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF")
 }
 
+/// What is said of an input that starts as a compressed file does (a
+/// cluster's dump is often kept compressed), found by its first three bytes.
+fn compressed(bytes: &[u8]) -> Option<String> {
+    const FORMATS: [(&[u8], &str, &str); 4] = [
+        (b"\x1F\x8B", "gzip", "gunzip -c"),
+        (b"\x28\xB5\x2F", "zstd", "zstd -dc"),
+        (b"BZh", "bzip2", "bzip2 -dc"),
+        (b"\xFD7z", "xz", "xz -dc"),
+    ];
+    let (_, format, command) = FORMATS
+        .into_iter()
+        .find(|(magic, _, _)| bytes.starts_with(magic))?;
+    Some(format!(
+        "compressed with {format}, and kb reads JSON text: decompress it first (`{command}`)"
+    ))
+}
+
 /// An input opened: what reads it, and its size when it is a file.
 pub struct Input {
     reader: Box<dyn BufRead + Send>,
@@ -321,6 +338,9 @@ pub fn documents(name: &str, input: Input) -> Result<Documents, String> {
     if is_utf16(&start) {
         return Err(format!("{name}: {UTF16}"));
     }
+    if let Some(compressed) = compressed(&start) {
+        return Err(format!("{name}: {compressed}"));
+    }
     if start.starts_with(BOM) {
         start.clear();
     }
@@ -407,6 +427,9 @@ pub fn content(
         if first_line == 1 {
             if is_utf16(&first) {
                 return Err(format!("{name}: {UTF16}"));
+            }
+            if let Some(compressed) = compressed(&first) {
+                return Err(format!("{name}: {compressed}"));
             }
             if first.starts_with(BOM) {
                 first.drain(..BOM.len());

@@ -636,6 +636,38 @@ test "with a byte order mark" {
     assert_contains(&out.stderr, "rules.kb` is UTF-16 text, and kb reads UTF-8");
 }
 
+/// A cluster's dump is often kept compressed: given as it is, it is refused
+/// saying how to decompress it, from a file, standard input or a watch.
+#[test]
+fn a_compressed_input_is_refused_saying_how_to_decompress_it() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    for (extension, format, command) in [
+        ("gz", "gzip", "gunzip -c"),
+        ("zst", "zstd", "zstd -dc"),
+        ("bz2", "bzip2", "bzip2 -dc"),
+        ("xz", "xz", "xz -dc"),
+    ] {
+        let path = data.join(format!("crash-loop-oomkilled.json.{extension}"));
+        let said = format!(
+            "compressed with {format}, and kb reads JSON text: decompress it first (`{command}`)"
+        );
+        let out = run([OsStr::new("eval"), path.as_os_str()]);
+        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+        assert_contains(&out.stderr, &format!("{}: {said}", path.display()));
+        let bytes = fs::read(&path).unwrap();
+        for args in [&["eval"][..], &["eval", "--watch"], &["facts", "-"]] {
+            let out = common::run_stdin(args, bytes.clone());
+            assert_eq!(
+                (out.code, out.stdout.as_str()),
+                (2, ""),
+                "{args:?}: {}",
+                out.stderr
+            );
+            assert_contains(&out.stderr, &format!("<stdin>: {said}"));
+        }
+    }
+}
+
 #[test]
 fn yaml_or_describe_output_is_refused_saying_kb_reads_json() {
     let dir = TempDir::new().unwrap();
