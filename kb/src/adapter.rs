@@ -278,6 +278,11 @@ fn is_watch_event(map: &Object<'_>) -> bool {
             .is_some_and(|o| matches!(o, Json::Object(_)))
 }
 
+/// Whether objects of this kind are lists of others: `List`, `PodList`, ….
+fn is_list(kind: &str) -> bool {
+    kind.ends_with("List")
+}
+
 /// What the API server said, when what was given is its answer to a request
 /// that failed (`kubectl get --raw`, curl, a watch's `ERROR` event) rather
 /// than an object.
@@ -400,7 +405,7 @@ impl<'t> Objects<'t> {
             "Namespace" => self.namespaces.push(object),
             "Status" => return Err(api_error(&object)),
             k if OWNER_KINDS.contains(&k) => self.owners.push(object),
-            k if k == "List" || k.ends_with("List") => {
+            k if is_list(k) => {
                 if k == "EventList" {
                     self.saw_events = true;
                 }
@@ -430,6 +435,16 @@ impl<'t> Objects<'t> {
                             kind_of(&item)
                         ));
                     };
+                    if let Some(inner) = fields.get("kind").and_then(Json::as_str)
+                        && is_list(inner)
+                    {
+                        // Nor could its items be read keeping only what the
+                        // rules read, which looks one list deep.
+                        return Err(format!(
+                            "a {inner} inside a {k}, which kubectl never prints: give the \
+                             lists one after the other, or their items in one"
+                        ));
+                    }
                     if let Some(kind) = item_kind
                         && !fields.contains_key("kind")
                     {

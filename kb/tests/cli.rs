@@ -1023,6 +1023,14 @@ fn the_api_servers_own_lists_are_read_as_kubectl_prints_them() {
     let d = one_json(&out);
     assert_eq!(d["subject"], expected["subject"]);
     assert_eq!(d["causes"], expected["causes"]);
+    // Nor is a list inside another read, which kubectl never prints.
+    let nested = json!({"kind": "List", "items": [read_json(&files[0])]});
+    let out = run_stdin(["eval"], compact(&nested));
+    assert_eq!(out.code, 2);
+    assert_contains(
+        &out.stderr,
+        "a PodList inside a List, which kubectl never prints: give the lists one after the other, or their items in one",
+    );
     // A List of any kinds has no kind to give its items.
     let out = run_stdin(
         ["eval"],
