@@ -281,25 +281,34 @@ impl Counted {
     /// serde_json finds only by reading the byte after it: the bytes up to
     /// the next white space or bracket, which kb then tells is no document.
     fn scalar(&mut self) -> io::Result<Vec<u8>> {
-        let mut scalar = Vec::new();
+        self.read_while(|byte| !byte.is_ascii_whitespace() && !b"{[\"".contains(&byte))
+    }
+
+    /// The bytes up to the first for which `keep` is false (not read), up to
+    /// the most a document may have.
+    fn read_while(&mut self, keep: impl Fn(u8) -> bool) -> io::Result<Vec<u8>> {
+        let mut read = Vec::new();
         loop {
             let available = match self.inner.fill_buf() {
                 Ok(available) => available,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
                 Err(error) => return Err(error),
             };
-            let length = available
-                .iter()
-                .take_while(|b| !b.is_ascii_whitespace() && !b"{[\"".contains(b))
-                .count();
+            let length = available.iter().take_while(|b| keep(**b)).count();
             let done = length < available.len() || available.is_empty();
-            let room = MAX_DOCUMENT_BYTES.saturating_sub(scalar.len());
-            scalar.extend_from_slice(available.get(..length.min(room)).unwrap_or_default());
+            let room = MAX_DOCUMENT_BYTES.saturating_sub(read.len());
+            read.extend_from_slice(available.get(..length.min(room)).unwrap_or_default());
             self.inner.consume(length);
             if done {
-                return Ok(scalar);
+                return Ok(read);
             }
         }
+    }
+
+    /// The bytes up to the end of the line (not its line break), up to the
+    /// most a document may have.
+    fn rest_of_line(&mut self) -> io::Result<Vec<u8>> {
+        self.read_while(|byte| byte != b'\n')
     }
 
     /// Passes over white space; the first byte of what follows, if anything does.
@@ -380,8 +389,12 @@ impl Iterator for Documents {
             let mut json = serde_json::Deserializer::from_reader(&mut *reader);
             Box::<RawValue>::deserialize(&mut json)
                 .map(|raw| Box::<str>::from(raw).into_string().into_bytes())
-        } else {
+        } else if first == b'-' || first.is_ascii_digit() || b"tfn".contains(&first) {
             reader.scalar().map_err(serde_json::Error::io)
+        } else {
+            // What cannot start JSON (a line kubectl printed to stderr, mixed
+            // in by `2>&1`): one error for the line, not one for each word.
+            reader.rest_of_line().map_err(serde_json::Error::io)
         };
         match read {
             Ok(raw) => {
@@ -476,11 +489,41 @@ pub fn content(
     let mut message = position(name, first_line, &error);
     // Not JSON from its first character: YAML, or what `kubectl describe`
     // prints, most likely.
-    let blanks = first.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    if error.line() == 1 && error.column() == blanks + 1 {
-        message.push_str("; kb reads JSON, as `kubectl get … -o json` prints it");
+    if not_json_from_its_start(&first, &error) {
+        message.push_str(&kubectl_says(&first).unwrap_or_else(|| {
+            String::from("; kb reads JSON, as `kubectl get … -o json` prints it")
+        }));
     }
     Err(message)
+}
+
+/// Whether `error` is at the first character of `text` that is not blank.
+fn not_json_from_its_start(text: &[u8], error: &serde_json::Error) -> bool {
+    let blanks = text.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    error.line() <= 1 && error.column() == blanks + 1
+}
+
+/// What is said of a text that starts with what kubectl says when it fails
+/// or warns (to its first 200 characters): mixed into its output by `2>&1`.
+fn kubectl_says(text: &[u8]) -> Option<String> {
+    const STARTS: [&str; 6] = [
+        "Error from server",
+        "error: ",
+        "Warning: ",
+        "The connection to the server",
+        "Unable to connect to the server",
+        "No resources found",
+    ];
+    let end = memchr::memchr(b'\n', text).unwrap_or(text.len());
+    let line = String::from_utf8_lossy(text.get(..end).unwrap_or_default().trim_ascii());
+    let said = STARTS.iter().any(|start| line.starts_with(start));
+    said.then(|| {
+        let said: String = line.chars().take(200).collect();
+        format!(
+            "; this is kubectl's message, not its JSON: `{said}` (kubectl writes its errors and \
+             warnings to stderr, which `2>&1` mixes in)"
+        )
+    })
 }
 
 /// Reads the rest of a source and parses it as one or more documents.
@@ -543,9 +586,13 @@ fn position(name: &str, line: usize, error: &serde_json::Error) -> String {
 /// Parses one line of NDJSON, or one document of a stream, keeping what
 /// `pruner` needs; an error says on which of its lines.
 pub fn parse_line<'t>(line: &'t [u8], pruner: &Pruner) -> Result<Json<'t>, (usize, String)> {
-    pruner
-        .parse(line)
-        .map_err(|e| (e.line().max(1), invalid(e.column(), &e)))
+    pruner.parse(line).map_err(|e| {
+        let mut message = invalid(e.column(), &e);
+        if not_json_from_its_start(line, &e) {
+            message.push_str(&kubectl_says(line).unwrap_or_default());
+        }
+        (e.line().max(1), message)
+    })
 }
 
 /// `column C: invalid JSON: …`, or without a column when there is none.

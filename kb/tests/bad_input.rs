@@ -751,6 +751,72 @@ fn an_error_the_api_server_answered_is_shown_with_its_message() {
     );
 }
 
+/// What kubectl says on stderr, mixed into its output by `2>&1`, is named as
+/// such: alone, before a watched document, and between a stream's lines;
+/// one error for each of its lines, and what follows is still read.
+#[test]
+fn kubectl_s_messages_mixed_into_its_output_are_named() {
+    let said = "this is kubectl's message, not its JSON: ";
+    let not_found = "Error from server (NotFound): pods \"web-1\" not found";
+    let out = common::run_stdin(["eval"], format!("{not_found}\n"));
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+    assert_contains(
+        &out.stderr,
+        &format!(
+            "<stdin>:1:1: invalid JSON: expected value; {said}`{not_found}` (kubectl writes its \
+             errors and warnings to stderr, which `2>&1` mixes in)"
+        ),
+    );
+
+    let warning =
+        "Warning: policy/v1beta1 PodSecurityPolicy is deprecated in v1.21+, unavailable in v1.25+";
+    let watched = format!(
+        "{warning}\n{}\n",
+        serde_json::to_string_pretty(&pod("web-1", "shop")).unwrap()
+    );
+    let out = common::run_stdin(["eval", "--watch", "--format", "json"], watched);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let errors: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(
+        errors,
+        [format!(
+            "error: <stdin>:1: column 1: invalid JSON: expected value; {said}`{warning}` (kubectl \
+             writes its errors and warnings to stderr, which `2>&1` mixes in)"
+        )],
+        "one error for the line, not one for each of its words"
+    );
+    let results: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(results.len(), 2, "{}", out.stdout);
+    assert_eq!(results[0]["line"], 1);
+    assert_eq!(results[1]["subject"], "pod shop/web-1");
+
+    let dir = TempDir::new().unwrap();
+    let line = |name: &str| serde_json::to_string(&json!({"pod": pod(name, "shop")})).unwrap();
+    let stream = write(
+        &dir,
+        "stream.ndjson",
+        format!("{}\n{warning}\n{}\n", line("web-0"), line("web-2")),
+    );
+    let (out, lines) = eval_stream(&stream);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
+    assert_contains(
+        lines[1]["error"].as_str().unwrap(),
+        &format!("{said}`{warning}`"),
+    );
+    assert_eq!(lines[2]["subject"], "pod shop/web-2");
+
+    // Text that is not JSON and not kubectl's is only said to be invalid.
+    let out = common::run_stdin(["eval", "--watch"], "apiVersion: v1\nkind: Pod\n");
+    assert_eq!(out.code, 2);
+    assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
+    assert!(!out.stderr.contains(said), "{}", out.stderr);
+}
+
 /// A document that holds nothing the rules read gets no symptom, not a guess:
 /// a fact that is false when its input is missing (no node given, so no lost
 /// node) is known, but says nothing about the document. A node that stopped
