@@ -267,15 +267,16 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
 }
 
 /// Whether `map` is an event of a watch, `{"type": "MODIFIED", "object": {…}}`,
-/// as `kubectl get -w --output-watch-events -o json` prints it.
+/// as `kubectl get -w --output-watch-events -o json` prints it: its object
+/// has a kind, as all objects of a watch do (without one, it would be read
+/// as facts, whose unknown names a stream's parser does not keep below the
+/// top level).
 fn is_watch_event(map: &Object<'_>) -> bool {
     map.len() == 2
         && map
             .get("type")
             .is_some_and(|t| matches!(t, Json::String(_)))
-        && map
-            .get("object")
-            .is_some_and(|o| matches!(o, Json::Object(_)))
+        && map.get("object").is_some_and(|o| o.get("kind").is_some())
 }
 
 /// Whether objects of this kind are lists of others: `List`, `PodList`, ….
@@ -1182,6 +1183,22 @@ cause c.ready "Ready" { fix "Nothing" { step "Nothing" } }
             .unwrap()
             .to_value();
         assert_eq!(kept["status"]["conditions"], conditions);
+    }
+
+    #[test]
+    fn a_watch_event_is_unwrapped_when_its_object_has_a_kind() {
+        let event = |object| Json::from(json!({"type": "MODIFIED", "object": object}));
+        let pod = json!({"kind": "Pod", "metadata": {"name": "web-1", "namespace": "shop"}});
+        let unwrapped = subjects(vec![event(pod)]).unwrap();
+        assert_eq!(unwrapped[0].label.as_deref(), Some("pod shop/web-1"));
+        // Without a kind it is no object of a watch: facts, both names kept,
+        // so that both are reported as names the rules do not know.
+        let facts = subjects(vec![event(json!({"kina": "Pod"}))]).unwrap();
+        let keys: Vec<&str> = facts[0].document.as_object().unwrap().keys().collect();
+        assert_eq!(
+            (facts[0].label.as_deref(), keys),
+            (None, vec!["object", "type"])
+        );
     }
 
     #[test]
