@@ -60,12 +60,16 @@ fn eval_stream(stream: &Path) -> (Run, Vec<Value>) {
         OsStr::new("--format"),
         OsStr::new("json"),
     ]);
-    let lines = out
-        .stdout
+    let lines = json_lines(&out.stdout);
+    (out, lines)
+}
+
+/// Each line of JSON output, parsed.
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
-    (out, lines)
+        .collect()
 }
 
 fn confirmed(diagnosis: &Value) -> Vec<&str> {
@@ -493,11 +497,7 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
         OsStr::new("json"),
     ]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    let lines: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 3, "{}", out.stdout);
     assert_eq!(lines[1]["subject"], "pod default/web");
     assert_eq!(
@@ -785,11 +785,7 @@ fn kubectl_s_messages_mixed_into_its_output_are_named() {
         )],
         "one error for the line, not one for each of its words"
     );
-    let results: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let results = json_lines(&out.stdout);
     assert_eq!(results.len(), 2, "{}", out.stdout);
     assert_eq!(results[0]["line"], 1);
     assert_eq!(results[1]["subject"], "pod shop/web-1");
