@@ -863,9 +863,13 @@ impl<'a> EventIndex<'a> {
 /// Gives an events.k8s.io/v1 Event's fields their core/v1 names, where the
 /// event has not the core/v1 field already: rules read one shape of event.
 fn in_core_v1_shape(event: &mut Json<'_>) {
+    // A core/v1 event names what it is about as `involvedObject`, always.
     let Json::Object(fields) = event else {
         return;
     };
+    if fields.contains_key("involvedObject") {
+        return;
+    }
     for (v1, core) in EVENTS_V1_NAMES {
         if !fields.contains_key(core)
             && let Some(value) = fields.remove(v1)
