@@ -31,6 +31,8 @@ const OBJECT_READS: &[&[&str]] = &[
     &["message"],
     &["reason"],
     &["code"],
+    // What tells an object written by the Kubernetes Python client.
+    &["api_version"],
 ];
 
 /// The fields the adapter reads of an event: the four of what it is about
@@ -45,6 +47,7 @@ const EVENT_READS: &[&[&str]] = &[
     &["eventTime"],
     &["firstTimestamp"],
     &["metadata", "creationTimestamp"],
+    &["api_version"],
 ];
 
 /// The fields of an events.k8s.io/v1 Event (what `kubectl get
@@ -279,6 +282,20 @@ fn is_watch_event(map: &Object<'_>) -> bool {
         && map.get("object").is_some_and(|o| o.get("kind").is_some())
 }
 
+/// Refuses an object written by the Kubernetes Python client's `to_dict()`,
+/// whose names are in snake case (`api_version`, `container_statuses`): the
+/// rules read the API's names and would find none of them.
+fn api_names(object: &Json<'_>) -> Result<(), String> {
+    if object.get("api_version").is_none() || object.get("apiVersion").is_some() {
+        return Ok(());
+    }
+    Err(String::from(
+        "the objects have names in snake case (`api_version`), as the Kubernetes Python \
+         client's `to_dict()` writes them, and kb reads the API's names (`apiVersion`): \
+         write them with `ApiClient().sanitize_for_serialization(obj)`, or as kubectl prints them",
+    ))
+}
+
 /// Whether objects of this kind are lists of others: `List`, `PodList`, ….
 fn is_list(kind: &str) -> bool {
     kind.ends_with("List")
@@ -338,6 +355,13 @@ fn label(kind: &str, object: &Json<'_>) -> String {
 
 /// A bundle as given; an EventList under `events` becomes its items.
 fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
+    for key in ["pod", "events", "node", "owner", "namespace"] {
+        match document.get(key) {
+            Some(Json::Array(events)) => events.iter().try_for_each(api_names)?,
+            Some(object) => api_names(object)?,
+            None => {}
+        }
+    }
     if let Some(events) = document.get_mut("events") {
         match events {
             Json::Array(items) => {
@@ -393,6 +417,7 @@ fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
 
 impl<'t> Objects<'t> {
     fn add(&mut self, object: Json<'t>) -> Result<(), String> {
+        api_names(&object)?;
         let kind = at(&object, "/kind").as_str().unwrap_or_default().to_owned();
         match kind.as_str() {
             "Pod" => self.pods.push(object),

@@ -751,6 +751,48 @@ fn an_error_the_api_server_answered_is_shown_with_its_message() {
     );
 }
 
+/// A pod written by the Kubernetes Python client's `to_dict()` (names in
+/// snake case, times as Python prints them) is refused rather than misread:
+/// read with the API's names, it looked unscheduled, its `node_name` and
+/// `container_statuses` unseen.
+#[test]
+fn objects_written_by_the_python_client_s_to_dict_are_refused() {
+    let pod = json!({
+        "api_version": "v1", "kind": "Pod",
+        "metadata": {"annotations": null, "creation_timestamp": "2024-06-01 05:59:08+00:00",
+            "name": "web-1", "namespace": "shop", "owner_references": null,
+            "uid": "a2b5b498-5cb8-5aed-f5f6-2c976efb63b1"},
+        "spec": {"containers": [{"image": "nginx:1.25", "image_pull_policy": "IfNotPresent", "name": "web"}],
+            "node_name": "node-1", "restart_policy": "Always"},
+        "status": {"container_statuses": [{"container_id": null, "image": "nginx:1.25",
+            "name": "web", "ready": false, "restart_count": 0, "started": false,
+            "state": {"running": null, "terminated": null, "waiting": {
+                "message": "Back-off pulling image \"nginx:1.25\"", "reason": "ImagePullBackOff"}}}],
+            "phase": "Pending"}
+    });
+    let said = "the objects have names in snake case (`api_version`), as the Kubernetes Python \
+                client's `to_dict()` writes them, and kb reads the API's names (`apiVersion`): \
+                write them with `ApiClient().sanitize_for_serialization(obj)`, or as kubectl prints them";
+    for input in [
+        pod.clone(),
+        json!({"pod": pod}),
+        json!({"kind": "List", "items": [pod]}),
+    ] {
+        let out = common::run_stdin(["eval"], serde_json::to_string_pretty(&input).unwrap());
+        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+        assert_contains(&out.stderr, said);
+    }
+    // Each line of a stream, read keeping only what the rules read.
+    let dir = TempDir::new().unwrap();
+    let line = serde_json::to_string(&json!({"pod": pod})).unwrap();
+    let stream = write(&dir, "pods.ndjson", format!("{line}\n{line}\n"));
+    let (out, lines) = eval_stream(&stream);
+    assert_eq!((out.code, lines.len()), (2, 2), "{}", out.stderr);
+    for line in &lines {
+        assert_eq!(line["error"], said, "{line}");
+    }
+}
+
 /// What kubectl says on stderr, mixed into its output by `2>&1`, is named as
 /// such: alone, before a watched document, and between a stream's lines;
 /// one error for each of its lines, and what follows is still read.
