@@ -1068,10 +1068,9 @@ fn as_events_v1(event: &Value) -> Value {
 #[test]
 fn events_of_the_events_k8s_io_api_are_read_as_core_events() {
     let dir = TempDir::new().unwrap();
-    let bundle = read_json(&fixture("container-creating/cni-ip-exhausted.json"));
-    let core = one_json(&eval_json_files(&[&fixture(
-        "container-creating/cni-ip-exhausted.json",
-    )]));
+    let path = fixture("container-creating/cni-ip-exhausted.json");
+    let bundle = read_json(&path);
+    let core = one_json(&eval_json_files(&[&path]));
     assert_eq!(confirmed(&core), ["creating.cni-failure"]);
     let events: Vec<Value> = array(&bundle["events"]).iter().map(as_events_v1).collect();
     assert!(compact(&json!(events)).contains("\"note\":\"(combined from similar events)"));
