@@ -1016,13 +1016,12 @@ fn literal(written: &str, value: &str) -> Doc {
 
 /// The value of a string literal, as the parser reads it.
 fn decode(written: &str) -> Option<String> {
-    if written.len() >= 6 {
-        if let Some(inner) = written
+    if written.len() >= 6
+        && let Some(inner) = written
             .strip_prefix("\"\"\"")
             .and_then(|rest| rest.strip_suffix("\"\"\""))
-        {
-            return Some(dedent(inner));
-        }
+    {
+        return Some(dedent(inner));
     }
     if let Some(inner) = written
         .strip_prefix("r#\"")

@@ -1644,7 +1644,7 @@ test "full" {
         };
         let fine = nested(kb_dsl::MAX_EXPR_DEPTH).unwrap();
         let diagnosis = eval(&fine, &json!({"pod": {"status": {"phase": "Pending"}}}));
-        let even = kb_dsl::MAX_EXPR_DEPTH % 2 == 0;
+        let even = kb_dsl::MAX_EXPR_DEPTH.is_multiple_of(2);
         assert_eq!(
             diagnosis.symptoms.len(),
             usize::from(even),

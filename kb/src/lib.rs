@@ -15,6 +15,7 @@ pub mod output;
 pub mod read;
 pub mod report;
 pub mod rule_tests;
+pub mod yaml;
 
 use std::path::PathBuf;
 

@@ -333,6 +333,10 @@ impl Counted {
     }
 }
 
+/// What is said of YAML under `--watch`.
+const YAML_WATCHED: &str = "YAML, and `--watch` reads JSON (`kubectl get -w -o json`): in YAML, \
+                            where an object ends shows only when the next one starts";
+
 /// Reads `reader` as whole documents one after another; a byte order mark
 /// is passed over, UTF-16 refused.
 pub fn documents(name: &str, input: Input) -> Result<Documents, String> {
@@ -396,6 +400,10 @@ impl Iterator for Documents {
             // in by `2>&1`): one error for the line, not one for each word.
             reader.rest_of_line().map_err(serde_json::Error::io)
         };
+        if read.as_ref().is_ok_and(|raw| is_yaml(raw)) {
+            self.ended = true;
+            return Some((start.line, Err(String::from(YAML_WATCHED))));
+        }
         match read {
             Ok(raw) => {
                 reader.at.advance(&raw);
@@ -484,17 +492,53 @@ pub fn content(
             }));
         }
         (Some(Err(error)), _) if !error.is_eof() => error,
-        _ => return whole(name, first, first_line, Input { reader, size }, pruner),
+        _ => {
+            let all = read_rest(name, first, Input { reader, size })?;
+            return parse_whole(name, &all, first_line, pruner).map(Content::Documents);
+        }
     };
+    if is_yaml(&first) {
+        let all = read_rest(name, first, Input { reader, size })?;
+        return crate::yaml::documents(&all, name, first_line).map(Content::Documents);
+    }
     let mut message = position(name, first_line, &error);
-    // Not JSON from its first character: YAML, or what `kubectl describe`
-    // prints, most likely.
     if not_json_from_its_start(&first, &error) {
-        message.push_str(&kubectl_says(&first).unwrap_or_else(|| {
-            String::from("; kb reads JSON, as `kubectl get … -o json` prints it")
+        let said = kubectl_says(&first).or_else(|| for_people(&first));
+        message.push_str(&said.unwrap_or_else(|| {
+            String::from(
+                "; kb reads JSON or YAML, as `kubectl get … -o json` or `-o yaml` prints it",
+            )
         }));
     }
     Err(message)
+}
+
+/// Whether a text that is not JSON from its start is YAML: not kubectl's
+/// message, nor its output for people.
+fn is_yaml(text: &[u8]) -> bool {
+    crate::yaml::starts_yaml(text) && kubectl_says(text).is_none() && for_people(text).is_none()
+}
+
+/// What is said of a text that starts as kubectl's output for people does:
+/// `kubectl describe`'s, or the table `kubectl get` prints without `-o`.
+fn for_people(text: &[u8]) -> Option<String> {
+    let end = memchr::memchr(b'\n', text).unwrap_or(text.len());
+    let line = text.get(..end).unwrap_or_default().trim_ascii();
+    let blank_after = |word: &[u8]| {
+        line.strip_prefix(word)
+            .and_then(|rest| rest.first())
+            .is_some_and(u8::is_ascii_whitespace)
+    };
+    let said = if blank_after(b"Name:") {
+        "this is what `kubectl describe` prints, for people"
+    } else if blank_after(b"NAME") || blank_after(b"NAMESPACE") {
+        "this is the table `kubectl get` prints, for people"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "; {said}: kb reads `kubectl get … -o json` (or `-o yaml`)"
+    ))
 }
 
 /// Whether `error` is at the first character of `text` that is not blank.
@@ -526,14 +570,9 @@ fn kubectl_says(text: &[u8]) -> Option<String> {
     })
 }
 
-/// Reads the rest of a source and parses it as one or more documents.
-fn whole(
-    name: &str,
-    mut all: Vec<u8>,
-    first_line: usize,
-    input: Input,
-    pruner: Option<LazyPruner<'_>>,
-) -> Result<Content, String> {
+/// Reads the rest of a source after `all`, its start, up to the most kb
+/// reads whole.
+fn read_rest(name: &str, mut all: Vec<u8>, input: Input) -> Result<Vec<u8>, String> {
     let too_large = || {
         format!(
             "{name}: larger than {} MiB, the most kb reads whole; split it, or give one object per line (NDJSON)",
@@ -556,14 +595,23 @@ fn whole(
     if all.len() > MAX_INPUT_BYTES {
         return Err(too_large());
     }
-    if let Some(documents) = pruned(&all, pruner) {
-        return Ok(Content::Documents(documents));
+    Ok(all)
+}
+
+/// The JSON documents of a source read whole, which starts on `first_line`.
+fn parse_whole(
+    name: &str,
+    all: &[u8],
+    first_line: usize,
+    pruner: Option<LazyPruner<'_>>,
+) -> Result<Vec<Json<'static>>, String> {
+    if let Some(documents) = pruned(all, pruner) {
+        return Ok(documents);
     }
-    let documents = serde_json::Deserializer::from_slice(&all)
+    serde_json::Deserializer::from_slice(all)
         .into_iter::<Json>()
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| position(name, e.line() + first_line - 1, &e))?;
-    Ok(Content::Documents(documents))
+        .map_err(|e| position(name, e.line() + first_line - 1, &e))
 }
 
 /// The documents of `text` parsed with the pruner, when it is large and

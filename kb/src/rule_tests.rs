@@ -11,9 +11,9 @@ use kb_engine::kb::{CheckId, Id, WhyNot};
 use kb_engine::value::Truth;
 use kb_engine::{Lang, SnapshotError};
 
-use crate::adapter;
 use crate::command::eval;
 use crate::knowledge::Loaded;
+use crate::{adapter, yaml};
 
 /// The result of one test.
 #[derive(Debug)]
@@ -191,10 +191,16 @@ fn document(loaded: &Loaded, test: &Test) -> Result<Json<'static>, String> {
         Some(TestInput::File(path)) => {
             let text = loaded.read_relative(&test.loc.src.name, &path.value)?;
             // A byte order mark is passed over, as in `kb eval`'s inputs.
-            serde_json::Deserializer::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text))
-                .into_iter::<Json>()
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("`{}`: invalid JSON: {e}", path.value))?
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            let first = text.lines().find(|line| !line.trim().is_empty());
+            if first.is_some_and(|line| yaml::starts_yaml(line.as_bytes())) {
+                yaml::documents(text.as_bytes(), &format!("`{}`", path.value), 1)?
+            } else {
+                serde_json::Deserializer::from_str(text)
+                    .into_iter::<Json>()
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| format!("`{}`: invalid JSON: {e}", path.value))?
+            }
         }
         Some(TestInput::Inline(json)) => vec![Json::from(json.value.clone())],
         None => Vec::new(),

@@ -668,30 +668,34 @@ fn a_compressed_input_is_refused_saying_how_to_decompress_it() {
     }
 }
 
+/// What kubectl prints for people, and text that is neither JSON nor YAML,
+/// is refused saying what kb reads.
 #[test]
-fn yaml_or_describe_output_is_refused_saying_kb_reads_json() {
-    let dir = TempDir::new().unwrap();
-    // As `kubectl get pod -o yaml` and `kubectl describe pod` print them.
-    let yaml = write(
-        &dir,
-        "pod.yaml",
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-1\n  namespace: default\nstatus:\n  phase: Pending\n",
-    );
-    let out = run([OsStr::new("eval"), yaml.as_os_str()]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stdout.is_empty(), "{}", out.stdout);
-    assert_contains(
-        &out.stderr,
-        "pod.yaml:1:1: invalid JSON: expected value; kb reads JSON, as `kubectl get … -o json` prints it",
-    );
+fn kubectl_s_output_for_people_is_refused_saying_what_kb_reads() {
+    let reads = "kb reads `kubectl get … -o json` (or `-o yaml`)";
     let describe =
         "Name:             web-1\nNamespace:        default\nStatus:           Pending\n";
     let out = common::run_stdin(["eval", "-"], format!("\n{describe}"));
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert_contains(&out.stderr, "<stdin>:2:1: invalid JSON");
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
     assert_contains(
         &out.stderr,
-        "kb reads JSON, as `kubectl get … -o json` prints it",
+        &format!(
+            "<stdin>:2:1: invalid JSON: expected value; this is what `kubectl describe` prints, for people: {reads}"
+        ),
+    );
+    let table =
+        "NAME    READY   STATUS    RESTARTS   AGE\nweb-1   0/1     Pending   0          5m\n";
+    let out = common::run_stdin(["eval", "-"], table);
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+    assert_contains(
+        &out.stderr,
+        &format!("this is the table `kubectl get` prints, for people: {reads}"),
+    );
+    let out = common::run_stdin(["eval", "-"], "pod web-1 is pending\n");
+    assert_eq!(out.code, 2);
+    assert_contains(
+        &out.stderr,
+        "<stdin>:1:1: invalid JSON: expected value; kb reads JSON or YAML, as `kubectl get … -o json` or `-o yaml` prints it",
     );
 
     // JSON broken further on is only said to be invalid, where it is.
@@ -699,6 +703,66 @@ fn yaml_or_describe_output_is_refused_saying_kb_reads_json() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert_contains(&out.stderr, "<stdin>:1:20: invalid JSON: expected value");
     assert!(!out.stderr.contains("kb reads JSON"), "{}", out.stderr);
+}
+
+/// YAML that does not parse, nests deeper than JSON may, or multiplies
+/// itself through aliases is refused where it fails; under `--watch`, where
+/// a YAML document's end shows only when the next one starts, YAML is
+/// refused for JSON.
+#[test]
+fn broken_deep_or_self_multiplying_yaml_is_refused_where_it_fails() {
+    let dir = TempDir::new().unwrap();
+    let broken = write(
+        &dir,
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [web-1\n",
+    );
+    let flow = write(
+        &dir,
+        "flow.yaml",
+        format!("pod: {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+    );
+    let block: String = (0..5_000)
+        .map(|depth| format!("{}k{depth}:\n", " ".repeat(depth)))
+        .collect();
+    let block = write(&dir, "block.yaml", block);
+    let mut aliases = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (name, previous) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+        .iter()
+        .zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+    {
+        let repeated = vec![format!("*{previous}"); 10].join(", ");
+        aliases.push_str(&format!("{name}: &{name} [{repeated}]\n"));
+    }
+    let aliases = write(&dir, "aliases.yaml", aliases);
+    for (path, said) in [
+        (&broken, "pod.yaml:4:9: invalid YAML: unclosed bracket '['"),
+        (&flow, "flow.yaml:1:"),
+        (
+            &block,
+            "block.yaml:129:129: invalid YAML: nested deeper than 128 levels",
+        ),
+        (
+            &aliases,
+            "invalid YAML: its aliases (`*name`) repeat more than kb reads; kubectl writes none",
+        ),
+    ] {
+        let out = run([OsStr::new("eval"), path.as_os_str()]);
+        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+        assert_contains(&out.stderr, said);
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    }
+    let watched = "YAML, and `--watch` reads JSON (`kubectl get -w -o json`): in YAML, where an \
+                   object ends shows only when the next one starts";
+    for yaml in [
+        "apiVersion: v1\nkind: Pod\n",
+        "---\napiVersion: v1\nkind: Pod\n",
+    ] {
+        let out = common::run_stdin(["eval", "--watch", "-"], yaml);
+        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+        assert_contains(&out.stderr, &format!("<stdin>:1: {watched}"));
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    }
 }
 
 /// What the API server answers when a request fails (`kubectl get --raw`,
@@ -849,7 +913,7 @@ fn kubectl_s_messages_mixed_into_its_output_are_named() {
     assert_eq!(lines[2]["subject"], "pod shop/web-2");
 
     // Text that is not JSON and not kubectl's is only said to be invalid.
-    let out = common::run_stdin(["eval", "--watch"], "apiVersion: v1\nkind: Pod\n");
+    let out = common::run_stdin(["eval", "--watch"], "pod web-1 is pending\nstill pending\n");
     assert_eq!(out.code, 2);
     assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
     assert!(!out.stderr.contains(said), "{}", out.stderr);

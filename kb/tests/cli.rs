@@ -1043,6 +1043,56 @@ fn the_api_servers_own_lists_are_read_as_kubectl_prints_them() {
     );
 }
 
+/// What `kubectl get … -o yaml` prints is diagnosed as its JSON is: a pod
+/// alone, a List of a pod and its events, and documents one after another
+/// (after a comment, as `kubectl …; echo ---; kubectl …` writes them), long
+/// messages folded over lines as kubectl folds them; read from a file or
+/// from standard input.
+#[test]
+fn what_kubectl_prints_as_yaml_is_diagnosed_as_its_json() {
+    let case = |name: &str| {
+        common::workspace()
+            .join("tests/real-world/cases")
+            .join(name)
+    };
+    for (yaml, json, cause) in [
+        (
+            "oomkilled-pod.yaml",
+            "13-oomkilled-300mi-limit.json",
+            "crash.oom-limit",
+        ),
+        (
+            "insufficient-memory-list.yaml",
+            "01-istio-pilot-insufficient-memory.json",
+            "pending.insufficient-resources",
+        ),
+        (
+            "poststart-hook-documents.yaml",
+            "16-influxdb-poststart-hook-bad-flag.json",
+            "hook.post-start-failed",
+        ),
+    ] {
+        let expected = eval_json_files(&[&case(json)]);
+        assert_eq!(expected.code, 0, "{}", expected.stderr);
+        assert!(confirmed(&one_json(&expected)).contains(&cause.to_owned()));
+        let yaml = data(&format!("yaml/{yaml}"));
+        let out = eval_json_files(&[&yaml]);
+        assert_eq!(
+            (out.code, &out.stdout),
+            (0, &expected.stdout),
+            "{}",
+            out.stderr
+        );
+        let out = run_stdin(["eval", "-", "--format", "json"], fs::read(&yaml).unwrap());
+        assert_eq!(
+            (out.code, &out.stdout),
+            (0, &expected.stdout),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
 /// A core/v1 Event as the API server gives it through events.k8s.io/v1
 /// (`kubectl get events.events.k8s.io -o json`): the same event, its fields
 /// under their new names.
@@ -2496,6 +2546,40 @@ fn a_failing_rule_test_exits_4_and_shows_expected_and_actual() {
     );
     assert!(
         out.stdout.ends_with("\n1 passed, 1 failed\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A rule test's input file may be YAML, as kb eval's inputs may; broken,
+/// it fails the test saying where.
+#[test]
+fn a_rule_test_reads_its_input_file_in_yaml() {
+    let dir = TempDir::new().unwrap();
+    write(
+        &dir,
+        "panel.yaml",
+        "# as the panel reports it\nmachine:\n  water:\n    level: 3\n",
+    );
+    write(&dir, "broken.yaml", "machine:\n  water: {level: 3\n");
+    let test = |input: &str| {
+        format!("test \"{input}\" {{\n  input \"{input}\"\n  expect coffee.empty-tank\n}}\n")
+    };
+    write(
+        &dir,
+        "machine.kb",
+        format!("{COFFEE_KB}\n{}{}", test("panel.yaml"), test("broken.yaml")),
+    );
+    let out = run([OsStr::new("test"), dir.path().as_os_str()]);
+    assert_eq!(out.code, 4, "{}", out.stdout);
+    assert_contains(&out.stdout, "test panel.yaml ... ok");
+    assert_contains(&out.stdout, "test broken.yaml ... FAILED");
+    assert_contains(
+        &out.stdout,
+        "`broken.yaml`:2:10: invalid YAML: unclosed bracket '{'",
+    );
+    assert!(
+        out.stdout.ends_with("\n2 passed, 1 failed\n"),
         "{}",
         out.stdout
     );
