@@ -1,5 +1,6 @@
 //! Reading inputs: files or stdin, one JSON document, concatenated
-//! documents, or NDJSON streamed line by line in constant memory.
+//! documents, NDJSON streamed line by line in constant memory, or YAML read
+//! whole.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -531,7 +532,10 @@ fn for_people(text: &[u8]) -> Option<String> {
     };
     let said = if blank_after(b"Name:") {
         "this is what `kubectl describe` prints, for people"
-    } else if blank_after(b"NAME") || blank_after(b"NAMESPACE") {
+    } else if [&b"NAME"[..], b"NAMESPACE", b"LAST SEEN"]
+        .into_iter()
+        .any(blank_after)
+    {
         "this is the table `kubectl get` prints, for people"
     } else {
         return None;

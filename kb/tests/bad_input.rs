@@ -683,14 +683,18 @@ fn kubectl_s_output_for_people_is_refused_saying_what_kb_reads() {
             "<stdin>:2:1: invalid JSON: expected value; this is what `kubectl describe` prints, for people: {reads}"
         ),
     );
-    let table =
-        "NAME    READY   STATUS    RESTARTS   AGE\nweb-1   0/1     Pending   0          5m\n";
-    let out = common::run_stdin(["eval", "-"], table);
-    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
-    assert_contains(
-        &out.stderr,
-        &format!("this is the table `kubectl get` prints, for people: {reads}"),
-    );
+    for table in [
+        "NAME    READY   STATUS    RESTARTS   AGE\nweb-1   0/1     Pending   0          5m\n",
+        "LAST SEEN   TYPE      REASON             OBJECT      MESSAGE\n\
+         2m          Warning   FailedScheduling   pod/web-1   0/3 nodes are available: 3 Insufficient cpu.\n",
+    ] {
+        let out = common::run_stdin(["eval", "-"], table);
+        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+        assert_contains(
+            &out.stderr,
+            &format!("this is the table `kubectl get` prints, for people: {reads}"),
+        );
+    }
     let out = common::run_stdin(["eval", "-"], "pod web-1 is pending\n");
     assert_eq!(out.code, 2);
     assert_contains(
