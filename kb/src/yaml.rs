@@ -65,7 +65,15 @@ fn message(mut error: &Error) -> String {
             breach: BudgetBreach::Depth { .. },
             ..
         } => format!("nested deeper than {MAX_DEPTH} levels"),
-        Error::Budget { .. }
+        Error::Budget {
+            breach:
+                BudgetBreach::Aliases { .. }
+                | BudgetBreach::Anchors { .. }
+                | BudgetBreach::AliasAnchorRatio { .. }
+                | BudgetBreach::RecordedAnchorEvents { .. }
+                | BudgetBreach::RecordedAnchorBytes { .. },
+            ..
+        }
         | Error::AliasReplayLimitExceeded { .. }
         | Error::AliasExpansionLimitExceeded { .. }
         | Error::AliasReplayStackDepthExceeded { .. } => {
