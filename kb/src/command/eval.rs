@@ -27,7 +27,8 @@ use crate::report;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Input files: a bundle, a Pod, a kubectl List, events and nodes, NDJSON
-    /// of bundles, or a facts document; `-` (or nothing) reads stdin.
+    /// of bundles, or a facts document, in JSON or as `kubectl get … -o yaml`
+    /// prints them; `-` (or nothing) reads stdin.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
     /// Output format.
