@@ -494,12 +494,34 @@ pub fn content(
         }
         (Some(Err(error)), _) if !error.is_eof() => error,
         _ => {
-            let all = read_rest(name, first, Input { reader, size })?;
+            let too_large = || {
+                format!(
+                    "larger than {} MiB, the most kb reads whole; split it, or give one object per line (NDJSON)",
+                    MAX_INPUT_BYTES >> 20
+                )
+            };
+            let all = read_rest(first, Input { reader, size }, MAX_INPUT_BYTES, too_large)
+                .map_err(|e| format!("{name}: {e}"))?;
             return parse_whole(name, &all, first_line, pruner).map(Content::Documents);
         }
     };
     if is_yaml(&first) {
-        let all = read_rest(name, first, Input { reader, size })?;
+        let too_large = || {
+            format!(
+                "YAML larger than {} MiB, the most kb reads of it (it takes about seven times its \
+                 size in memory); give it as JSON (`-o json`), read up to {} MiB keeping what the \
+                 rules read",
+                crate::yaml::MAX_BYTES >> 20,
+                MAX_INPUT_BYTES >> 20
+            )
+        };
+        let all = read_rest(
+            first,
+            Input { reader, size },
+            crate::yaml::MAX_BYTES,
+            too_large,
+        )
+        .map_err(|e| format!("{name}: {e}"))?;
         return crate::yaml::documents(&all, name, first_line).map(Content::Documents);
     }
     let mut message = position(name, first_line, &error);
@@ -574,29 +596,28 @@ fn kubectl_says(text: &[u8]) -> Option<String> {
     })
 }
 
-/// Reads the rest of a source after `all`, its start, up to the most kb
-/// reads whole.
-fn read_rest(name: &str, mut all: Vec<u8>, input: Input) -> Result<Vec<u8>, String> {
-    let too_large = || {
-        format!(
-            "{name}: larger than {} MiB, the most kb reads whole; split it, or give one object per line (NDJSON)",
-            MAX_INPUT_BYTES >> 20
-        )
-    };
+/// Reads the rest of a source after `all`, its start, up to `limit` bytes
+/// in all; `too_large` says what it is beyond.
+fn read_rest(
+    mut all: Vec<u8>,
+    input: Input,
+    limit: usize,
+    too_large: impl Fn() -> String,
+) -> Result<Vec<u8>, String> {
     // A file is refused before it is read; anything else, once read up to the limit.
-    if input.size.is_some_and(|size| size > MAX_INPUT_BYTES as u64) {
+    if input.size.is_some_and(|size| size > limit as u64) {
         return Err(too_large());
     }
     let mut reader = input.reader;
-    let room = (MAX_INPUT_BYTES + 1).saturating_sub(all.len());
+    let room = (limit + 1).saturating_sub(all.len());
     // What is buffered, at once: the whole of a file read in one buffer.
     let buffered = reader.fill_buf().map_or(0, <[u8]>::len);
     all.reserve(buffered.min(room));
     reader
         .take(room as u64)
         .read_to_end(&mut all)
-        .map_err(|e| format!("{name}: {e}"))?;
-    if all.len() > MAX_INPUT_BYTES {
+        .map_err(|e| e.to_string())?;
+    if all.len() > limit {
         return Err(too_large());
     }
     Ok(all)

@@ -25,6 +25,10 @@ pub fn starts_yaml(line: &[u8]) -> bool {
         )
 }
 
+/// The largest YAML input read: it is parsed whole, at about 400
+/// instructions a byte, into about seven times its size in memory.
+pub const MAX_BYTES: usize = 256 << 20;
+
 /// How deeply YAML may nest, as JSON may (serde_json's limit).
 pub const MAX_DEPTH: usize = 128;
 

@@ -756,6 +756,23 @@ fn broken_deep_or_self_multiplying_yaml_is_refused_where_it_fails() {
         assert_contains(&out.stderr, said);
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     }
+    // YAML beyond 256 MiB is refused before it is read (sparse: nothing
+    // written to disk), pointing to JSON.
+    let over = write(&dir, "over.yaml", "apiVersion: v1\nkind: Pod\n");
+    fs::File::options()
+        .write(true)
+        .open(&over)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    let out = run([OsStr::new("eval"), over.as_os_str()]);
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+    assert_contains(
+        &out.stderr,
+        "over.yaml: YAML larger than 256 MiB, the most kb reads of it (it takes about seven times \
+         its size in memory); give it as JSON (`-o json`), read up to 1024 MiB keeping what the \
+         rules read",
+    );
     let watched = "YAML, and `--watch` reads JSON (`kubectl get -w -o json`): in YAML, where an \
                    object ends shows only when the next one starts";
     for yaml in [
