@@ -14,7 +14,7 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -29,6 +29,19 @@ fn check(rules: impl AsRef<[u8]>) -> (TempDir, Run) {
     write(&dir, "rules.kb", rules);
     let out = run([OsStr::new("check"), dir.path().as_os_str()]);
     (dir, out)
+}
+
+/// A file of `len` bytes that starts with `start`, the rest a hole: as
+/// large as a limit needs, with nothing written to disk.
+fn sparse(dir: &TempDir, name: &str, start: &str, len: u64) -> PathBuf {
+    let path = write(dir, name, start);
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+    path
 }
 
 /// `kb --kb DIR ARGS`.
@@ -447,13 +460,12 @@ fn inputs_larger_than_the_limit_are_refused_by_name_and_line() {
 
     // A file beyond 1 GiB is refused by name before it is read (sparse, one
     // byte over: nothing written to disk).
-    let over = write(&dir, "over.json", "{\n  \"kind\": \"Pod\",\n");
-    fs::File::options()
-        .write(true)
-        .open(&over)
-        .unwrap()
-        .set_len((1 << 30) + 1)
-        .unwrap();
+    let over = sparse(
+        &dir,
+        "over.json",
+        "{\n  \"kind\": \"Pod\",\n",
+        (1 << 30) + 1,
+    );
     let out = run([OsStr::new("eval"), over.as_os_str()]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
@@ -758,13 +770,12 @@ fn broken_deep_or_self_multiplying_yaml_is_refused_where_it_fails() {
     }
     // YAML beyond 256 MiB is refused before it is read (sparse: nothing
     // written to disk), pointing to JSON.
-    let over = write(&dir, "over.yaml", "apiVersion: v1\nkind: Pod\n");
-    fs::File::options()
-        .write(true)
-        .open(&over)
-        .unwrap()
-        .set_len((256 << 20) + 1)
-        .unwrap();
+    let over = sparse(
+        &dir,
+        "over.yaml",
+        "apiVersion: v1\nkind: Pod\n",
+        (256 << 20) + 1,
+    );
     let out = run([OsStr::new("eval"), over.as_os_str()]);
     assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
     assert_contains(
