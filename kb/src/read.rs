@@ -390,7 +390,8 @@ impl Iterator for Documents {
         };
         let start = reader.at;
         reader.document = 0;
-        let read = if b"{[\"".contains(&first) {
+        let json_start = b"{[\"".contains(&first);
+        let read = if json_start {
             let mut json = serde_json::Deserializer::from_reader(&mut *reader);
             Box::<RawValue>::deserialize(&mut json)
                 .map(|raw| Box::<str>::from(raw).into_string().into_bytes())
@@ -401,7 +402,8 @@ impl Iterator for Documents {
             // in by `2>&1`): one error for the line, not one for each word.
             reader.rest_of_line().map_err(serde_json::Error::io)
         };
-        if read.as_ref().is_ok_and(|raw| is_yaml(raw)) {
+        // A scalar `---` or a line `kind: Pod`: not a document of JSON's.
+        if !json_start && read.as_ref().is_ok_and(|raw| is_yaml(raw)) {
             self.ended = true;
             return Some((start.line, Err(String::from(YAML_WATCHED))));
         }
@@ -545,8 +547,7 @@ fn is_yaml(text: &[u8]) -> bool {
 /// What is said of a text that starts as kubectl's output for people does:
 /// `kubectl describe`'s, or the table `kubectl get` prints without `-o`.
 fn for_people(text: &[u8]) -> Option<String> {
-    let end = memchr::memchr(b'\n', text).unwrap_or(text.len());
-    let line = text.get(..end).unwrap_or_default().trim_ascii();
+    let line = first_line(text);
     let blank_after = |word: &[u8]| {
         line.strip_prefix(word)
             .and_then(|rest| rest.first())
@@ -567,6 +568,12 @@ fn for_people(text: &[u8]) -> Option<String> {
     ))
 }
 
+/// The first line of `text`, without the blanks around it.
+fn first_line(text: &[u8]) -> &[u8] {
+    let end = memchr::memchr(b'\n', text).unwrap_or(text.len());
+    text.get(..end).unwrap_or_default().trim_ascii()
+}
+
 /// Whether `error` is at the first character of `text` that is not blank.
 fn not_json_from_its_start(text: &[u8], error: &serde_json::Error) -> bool {
     let blanks = text.iter().take_while(|b| b.is_ascii_whitespace()).count();
@@ -584,8 +591,7 @@ fn kubectl_says(text: &[u8]) -> Option<String> {
         "Unable to connect to the server",
         "No resources found",
     ];
-    let end = memchr::memchr(b'\n', text).unwrap_or(text.len());
-    let line = String::from_utf8_lossy(text.get(..end).unwrap_or_default().trim_ascii());
+    let line = String::from_utf8_lossy(first_line(text));
     let said = STARTS.iter().any(|start| line.starts_with(start));
     said.then(|| {
         let said: String = line.chars().take(200).collect();
@@ -637,6 +643,21 @@ fn parse_whole(
         .into_iter::<Json>()
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| position(name, e.line() + first_line - 1, &e))
+}
+
+/// The documents of a file's text read whole (a rule test's input), told
+/// JSON or YAML by its first line as inputs of `kb eval` are; `name` names
+/// it in errors. A byte order mark is passed over.
+pub fn text_documents(text: &str, name: &str) -> Result<Vec<Json<'static>>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first = text.lines().find(|line| !line.trim().is_empty());
+    if first.is_some_and(|line| is_yaml(line.as_bytes())) {
+        return crate::yaml::documents(text.as_bytes(), name, 1);
+    }
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<Json>()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{name}: invalid JSON: {e}"))
 }
 
 /// The documents of `text` parsed with the pruner, when it is large and

@@ -13,7 +13,7 @@ use kb_engine::{Lang, SnapshotError};
 
 use crate::command::eval;
 use crate::knowledge::Loaded;
-use crate::{adapter, yaml};
+use crate::{adapter, read};
 
 /// The result of one test.
 #[derive(Debug)]
@@ -190,17 +190,7 @@ fn document(loaded: &Loaded, test: &Test) -> Result<Json<'static>, String> {
     let documents = match &test.input {
         Some(TestInput::File(path)) => {
             let text = loaded.read_relative(&test.loc.src.name, &path.value)?;
-            // A byte order mark is passed over, as in `kb eval`'s inputs.
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            let first = text.lines().find(|line| !line.trim().is_empty());
-            if first.is_some_and(|line| yaml::starts_yaml(line.as_bytes())) {
-                yaml::documents(text.as_bytes(), &format!("`{}`", path.value), 1)?
-            } else {
-                serde_json::Deserializer::from_str(text)
-                    .into_iter::<Json>()
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| format!("`{}`: invalid JSON: {e}", path.value))?
-            }
+            read::text_documents(&text, &format!("`{}`", path.value))?
         }
         Some(TestInput::Inline(json)) => vec![Json::from(json.value.clone())],
         None => Vec::new(),
