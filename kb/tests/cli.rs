@@ -982,15 +982,21 @@ fn a_pod_file_and_an_event_list_file_merge_into_one_subject() {
     }
 }
 
+/// The bundle of a pod whose CNI plugin ran out of addresses, and its
+/// diagnosis, which confirms that cause.
+fn cni_case() -> (Value, Value) {
+    let path = fixture("container-creating/cni-ip-exhausted.json");
+    let diagnosis = one_json(&eval_json_files(&[&path]));
+    assert_eq!(confirmed(&diagnosis), ["creating.cni-failure"]);
+    (read_json(&path), diagnosis)
+}
+
 /// Lists as the API server sends them (`kubectl get --raw`, curl, a client's
 /// objects written as JSON): their items without `kind` or `apiVersion`.
 #[test]
 fn the_api_servers_own_lists_are_read_as_kubectl_prints_them() {
     let dir = TempDir::new().unwrap();
-    let path = fixture("container-creating/cni-ip-exhausted.json");
-    let bundle = read_json(&path);
-    let expected = one_json(&eval_json_files(&[&path]));
-    assert_eq!(confirmed(&expected), ["creating.cni-failure"]);
+    let (bundle, expected) = cni_case();
     let raw_list = |kind: &str, items: Vec<Value>| {
         let items: Vec<Value> = items
             .into_iter()
@@ -1118,10 +1124,7 @@ fn as_events_v1(event: &Value) -> Value {
 #[test]
 fn events_of_the_events_k8s_io_api_are_read_as_core_events() {
     let dir = TempDir::new().unwrap();
-    let path = fixture("container-creating/cni-ip-exhausted.json");
-    let bundle = read_json(&path);
-    let core = one_json(&eval_json_files(&[&path]));
-    assert_eq!(confirmed(&core), ["creating.cni-failure"]);
+    let (bundle, core) = cni_case();
     let events: Vec<Value> = array(&bundle["events"]).iter().map(as_events_v1).collect();
     assert!(compact(&json!(events)).contains("\"note\":\"(combined from similar events)"));
     let mut v1_bundle = bundle.clone();
