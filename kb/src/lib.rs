@@ -27,9 +27,10 @@ use knowledge::Loaded;
 
 /// Diagnose Kubernetes Pod failures from kubectl output.
 ///
-/// kb reads what `kubectl get … -o json` prints (a pod, its events, its node),
-/// says which symptom this is, the confirmed cause with its evidence, the fix
-/// with commands filled in, and the next check to run when facts are missing.
+/// kb reads what `kubectl get … -o json` (or `-o yaml`) prints (a pod, its
+/// events, its node), says which symptom this is, the confirmed cause with its
+/// evidence, the fix with commands filled in, and the next check to run when
+/// facts are missing.
 #[derive(Debug, Parser)]
 #[command(name = "kb", version, about, long_about, after_help = EXIT_CODES)]
 pub struct Cli {

@@ -1,5 +1,7 @@
 //! Problems in rule files and input, rendered for people on stderr.
 
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 
 use kb_dsl::Problem;
@@ -78,8 +80,11 @@ pub fn counted(n: usize, noun: &str) -> String {
 }
 
 /// What to suggest for a name that is none of `candidates`: `; did you mean
-/// `x`?` for the closest, when one is close; else those holding `name` (a
-/// word of an id, as `pending`), a few of them; else nothing.
+/// `x`?` for the closest, when one is close and no other shares more of its
+/// words; else those holding `name` (a word of an id, as `pending`), a few
+/// of them; else those sharing most words with it (an id remembered in
+/// other words, as `crash-loop.liveness-probe-failing` for
+/// `crash.liveness-probe`); else nothing.
 pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
     const SHOWN: usize = 5;
     let close = candidates
@@ -87,7 +92,10 @@ pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
         .map(|c| (strsim::damerau_levenshtein(name, c), *c))
         .filter(|(d, _)| *d <= (name.chars().count() / 3).max(2))
         .min();
-    if let Some((_, c)) = close {
+    let sharing = sharing_most_words(name, candidates);
+    if let Some((_, c)) = close
+        && (sharing.is_empty() || sharing.contains(&c))
+    {
         return format!("; did you mean `{c}`?");
     }
     // A word of fewer than three letters is in too many ids to say anything.
@@ -100,8 +108,12 @@ pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
             .filter(|c| c.to_lowercase().contains(&word))
             .collect(),
     };
+    let (found, which) = match holding.is_empty() {
+        true => (sharing, "sharing its words".to_owned()),
+        false => (holding, format!("holding `{name}`")),
+    };
     let quoted = |ids: &[&str]| ids.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>();
-    let (shown, more) = holding.split_at(holding.len().min(SHOWN));
+    let (shown, more) = found.split_at(found.len().min(SHOWN));
     match (shown.split_last(), more.len()) {
         (None, _) => String::new(),
         (Some((only, [])), 0) => format!("; did you mean `{only}`?"),
@@ -109,10 +121,49 @@ pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
             format!("; did you mean {} or `{last}`?", quoted(rest).join(", "))
         }
         (Some(_), more) => format!(
-            "; did you mean {} or one of {more} more holding `{name}`?",
+            "; did you mean {} or one of {more} more {which}?",
             quoted(shown).join(", ")
         ),
     }
+}
+
+/// The candidates sharing the most words with `name` (runs of letters and
+/// digits, in lower case), two at least; of those, the ones whose shared
+/// words the fewest candidates hold (among image-pull causes, `auth` says
+/// more than `image`).
+fn sharing_most_words<'c>(name: &str, candidates: &[&'c str]) -> Vec<&'c str> {
+    fn words(id: &str) -> impl Iterator<Item = String> + '_ {
+        id.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+    }
+    let named: BTreeSet<String> = words(name).collect();
+    let shared: Vec<BTreeSet<String>> = candidates
+        .iter()
+        .map(|c| words(c).filter(|w| named.contains(w)).collect())
+        .collect();
+    let mut holders: BTreeMap<&str, usize> = BTreeMap::new();
+    for word in shared.iter().flatten() {
+        *holders.entry(word).or_default() += 1;
+    }
+    // More words first, then the rarest.
+    let rank = |words: &BTreeSet<String>| {
+        let mut held: Vec<usize> = words
+            .iter()
+            .map(|w| holders.get(w.as_str()).copied().unwrap_or(0))
+            .collect();
+        held.sort_unstable();
+        (Reverse(words.len()), held)
+    };
+    let Some(best) = shared.iter().filter(|w| w.len() >= 2).map(rank).min() else {
+        return Vec::new();
+    };
+    candidates
+        .iter()
+        .zip(&shared)
+        .filter(|(_, words)| words.len() >= 2 && rank(words) == best)
+        .map(|(c, _)| *c)
+        .collect()
 }
 
 #[cfg(test)]
@@ -145,5 +196,48 @@ mod tests {
         );
         assert_eq!(did_you_mean("zzz", &ids), "");
         assert_eq!(did_you_mean("po", &ids), "");
+    }
+
+    #[test]
+    fn did_you_mean_names_the_ids_sharing_the_most_words_with_the_name() {
+        let ids = [
+            "crash.liveness-probe",
+            "crash.oom-limit",
+            "not-ready.readiness-probe",
+            "pending.insufficient-resources",
+        ];
+        assert_eq!(
+            did_you_mean("crash-loop.liveness-probe-failing", &ids),
+            "; did you mean `crash.liveness-probe`?"
+        );
+        assert_eq!(
+            did_you_mean("Pending.Insufficient-CPU", &ids),
+            "; did you mean `pending.insufficient-resources`?"
+        );
+        assert_eq!(
+            did_you_mean("crash.probe-failed", &ids),
+            "; did you mean `crash.liveness-probe`?"
+        );
+        let images = [
+            "image.registry-auth",
+            "image.pull-timeout",
+            "image.pull-throttled",
+            "image.never-pull",
+            "pod-image-pull",
+        ];
+        assert_eq!(
+            did_you_mean("image-pull-auth-failed", &images),
+            "; did you mean `image.registry-auth`?",
+            "the rarer word shared outweighs a closer spelling"
+        );
+        assert_eq!(
+            did_you_mean("image-pull", &images),
+            "; did you mean `pod-image-pull`?"
+        );
+        assert_eq!(
+            did_you_mean("liveness.timeout", &ids),
+            "",
+            "one word in common says too little"
+        );
     }
 }

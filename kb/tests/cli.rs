@@ -2658,7 +2658,7 @@ fn explain_a_cause_a_symptom_a_fact_and_a_code() {
 }
 
 #[test]
-fn explain_an_unknown_id_exits_2_and_suggests_a_close_one_or_those_holding_it() {
+fn an_unknown_id_exits_2_and_suggests_a_close_one_those_holding_it_or_sharing_its_words() {
     let close = run(["explain", "pending.insufficent-resources"]);
     assert_eq!(close.code, 2);
     assert!(close.stdout.is_empty());
@@ -2681,6 +2681,22 @@ fn explain_an_unknown_id_exits_2_and_suggests_a_close_one_or_those_holding_it() 
             .contains("did you mean `crash.oom-limit`, `crash.oom-node` or `kernel_oom_kill`?"),
         "{}",
         word.stderr
+    );
+    // An id remembered in other words, too far from any to be a misspelling.
+    let words = run([
+        OsStr::new("eval"),
+        OsStr::new("--why-not"),
+        OsStr::new("crash-loop.liveness-probe-failing"),
+        example("crash-loop-oomkilled.json").as_os_str(),
+    ]);
+    assert_eq!(words.code, 2);
+    assert!(words.stdout.is_empty());
+    assert!(
+        words.stderr.contains(
+            "is not a cause of this knowledge base; did you mean `crash.liveness-probe`?"
+        ),
+        "{}",
+        words.stderr
     );
 }
 
