@@ -933,7 +933,7 @@ impl Builder<'_> {
         let found_words = if found.is_empty() {
             String::from("end of file")
         } else {
-            format!("`{found}`")
+            crate::problem::quoted(found, "word")
         };
         let message = if expected.is_empty() {
             format!("unexpected {found_words}")
@@ -1025,6 +1025,8 @@ fn suggest_keyword(found: &str, expected: &[&str]) -> Option<String> {
         .iter()
         .flat_map(|words| words.split('`').skip(1).step_by(2))
         .filter(|keyword| keyword.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
+        // As many edits apart as their lengths differ, at least.
+        .filter(|keyword| keyword.len().abs_diff(found.chars().count()) <= 2)
         .map(|keyword| (strsim::damerau_levenshtein(found, keyword), keyword))
         .filter(|(distance, keyword)| *distance > 0 && *distance <= 2.min(keyword.len() / 2))
         .min()

@@ -8,6 +8,23 @@ use std::fmt;
 
 use crate::source::{Loc, SourceText};
 
+/// How many characters of a word a message quotes.
+const QUOTED_CHARS: usize = 100;
+
+/// `word` in backticks, as a message quotes it: whole, or, when it is
+/// enormous (a word can be as long as a file), its start and its length,
+/// `what` naming what it is.
+pub fn quoted(word: &str, what: &str) -> String {
+    match word.char_indices().nth(QUOTED_CHARS) {
+        None => format!("`{word}`"),
+        Some((end, _)) => format!(
+            "`{}…` (a {what} of {} characters)",
+            word.get(..end).unwrap_or_default(),
+            word.chars().count()
+        ),
+    }
+}
+
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {

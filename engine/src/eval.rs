@@ -20,10 +20,17 @@ pub struct Input<'a> {
     warnings: Vec<String>,
 }
 
+/// How many keys a knowledge base does not know a document's warnings name,
+/// each with the name it may be a misspelling of; the rest are counted in one
+/// more warning. So a document of a million unknown keys is bound as quickly
+/// as one of twenty, and its warnings stay readable.
+pub const NAMED_UNKNOWN_KEYS: usize = 20;
+
 impl KnowledgeBase {
     /// Binds a document: its keys are inputs (`pod`, `events`, …), facts given
     /// directly (`"phase": "Pending"`), or `facts`, an object of such facts.
-    /// Keys that are none of these are reported as warnings, not dropped silently.
+    /// Keys that are none of these are reported as warnings, not dropped
+    /// silently: the first [`NAMED_UNKNOWN_KEYS`] one by one, the rest counted.
     pub fn bind<'a>(&self, document: &'a Json<'a>) -> Input<'a> {
         let mut input = Input {
             roots: vec![None; self.inputs.len()],
@@ -36,6 +43,13 @@ impl KnowledgeBase {
             ));
             return input;
         };
+        let mut unknown = 0;
+        let mut ignore = |warnings: &mut Vec<String>, key: &str, prefix: &str| {
+            unknown += 1;
+            if unknown <= NAMED_UNKNOWN_KEYS {
+                warnings.push(self.unknown_key(key, prefix));
+            }
+        };
         for (key, value) in map.iter() {
             match self.key_name(key) {
                 Some(Name::Input(id)) => set(&mut input.roots, id.0, value),
@@ -45,7 +59,7 @@ impl KnowledgeBase {
                         for (name, value) in facts.iter() {
                             match self.names.get(name) {
                                 Some(Name::Fact(id)) => set(&mut input.given, id.0, value),
-                                _ => input.warnings.push(self.unknown_key(name, "facts.")),
+                                _ => ignore(&mut input.warnings, name, "facts."),
                             }
                         }
                     }
@@ -53,8 +67,13 @@ impl KnowledgeBase {
                         .warnings
                         .push(String::from("`facts` is not an object; it was ignored")),
                 },
-                None => input.warnings.push(self.unknown_key(key, "")),
+                None => ignore(&mut input.warnings, key, ""),
             }
+        }
+        if let Some(more) = unknown.checked_sub(NAMED_UNKNOWN_KEYS).filter(|&n| n > 0) {
+            input.warnings.push(format!(
+                "ignored {more} more keys that are not inputs or facts of this knowledge base"
+            ));
         }
         input
     }
@@ -75,11 +94,12 @@ impl KnowledgeBase {
 
     fn unknown_key(&self, key: &str, prefix: &str) -> String {
         let names = self.names.keys().map(|name| name.as_str());
+        let shown = kb_dsl::problem::quoted(&format!("{prefix}{key}"), "key");
         match crate::compile::suggest(key, names) {
             Some(similar) => format!(
-                "ignored `{prefix}{key}`: not an input or fact of this knowledge base (did you mean `{similar}`?)"
+                "ignored {shown}: not an input or fact of this knowledge base (did you mean `{similar}`?)"
             ),
-            None => format!("ignored `{prefix}{key}`: not an input or fact of this knowledge base"),
+            None => format!("ignored {shown}: not an input or fact of this knowledge base"),
         }
     }
 

@@ -549,6 +549,36 @@ fn unknown_keys_of_the_input_are_reported_not_dropped() {
 }
 
 #[test]
+fn unknown_keys_beyond_twenty_are_counted_and_an_enormous_one_is_shortened() {
+    let kb = kb(PENDING);
+    let mut document = serde_json::Map::new();
+    for i in 0..25 {
+        document.insert(format!("extra-{i:02}"), json!(i));
+    }
+    document.insert("a".repeat(5_000), json!(1));
+    document.insert("facts".into(), json!({"phaze": "x", "more": 1}));
+    document.insert("phase".into(), json!("Pending"));
+    // Keys are read in order: the long one, `extra-00` to `extra-24`, `facts`.
+    let warnings = eval(&kb, &Json::Object(document)).warnings;
+    assert_eq!(warnings.len(), 21, "{warnings:#?}");
+    assert_eq!(
+        warnings[0],
+        format!(
+            "ignored `{}…` (a key of 5000 characters): not an input or fact of this knowledge base",
+            "a".repeat(100)
+        )
+    );
+    assert_eq!(
+        warnings[1],
+        "ignored `extra-00`: not an input or fact of this knowledge base"
+    );
+    assert_eq!(
+        warnings[20],
+        "ignored 8 more keys that are not inputs or facts of this knowledge base"
+    );
+}
+
+#[test]
 fn fact_values_in_commands_are_quoted_data_never_templates() {
     let kb = kb(PENDING);
     let mut p = pod("Pending");

@@ -293,6 +293,27 @@ fn an_error_on_an_enormous_line_is_shown_in_a_window_of_it() {
             out.stderr.len()
         );
     }
+    // An enormous word where a keyword belongs: quoted by its start and length.
+    let (dir, out) = check(format!(
+        "symptom x \"t\" {{\n  {} }}\n",
+        "whe".repeat(1_000_000)
+    ));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.len() < 2_000, "{} bytes", out.stderr.len());
+    let json = run([
+        OsStr::new("check"),
+        dir.path().as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    let problems: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        problems[0]["message"],
+        format!(
+            "expected `check`, `explain` or `when`, found `{}w…` (a word of 3000000 characters)",
+            "whe".repeat(33)
+        )
+    );
 }
 
 #[test]
@@ -1057,5 +1078,71 @@ fn output_that_cannot_be_written_is_an_error_and_a_reader_gone_is_not() {
             "{args:?}: {stderr}"
         );
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
+
+/// Keys the knowledge base does not know, enormous or countless, read whole
+/// or as a stream's lines: the first twenty are named, an enormous one by its
+/// start and length, the rest counted; each named key is compared with every
+/// name for a suggestion, so the rest cost nothing more.
+#[test]
+fn enormous_or_countless_unknown_keys_are_named_briefly_and_counted() {
+    let mut document = serde_json::Map::new();
+    document.insert("a".repeat(4 << 20), json!(1));
+    for i in 0..100_000 {
+        document.insert(format!("unknown-{i:06}"), json!(i));
+    }
+    document.insert("phase".into(), json!("Pending"));
+    let line = Value::Object(document).to_string();
+    let dir = TempDir::new().unwrap();
+    let whole = write(&dir, "document.json", &line);
+    let stream = write(&dir, "stream.ndjson", format!("{line}\n{line}\n"));
+    for input in [&whole, &stream] {
+        let out = common::finish(
+            common::kb()
+                .args([
+                    OsStr::new("eval"),
+                    input.as_os_str(),
+                    OsStr::new("--format"),
+                    OsStr::new("json"),
+                ])
+                .timeout(std::time::Duration::from_secs(120)),
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let diagnoses: Vec<Value> = serde_json::Deserializer::from_str(&out.stdout)
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(diagnoses.len(), if *input == whole { 1 } else { 2 });
+        for diagnosis in diagnoses {
+            let symptoms = diagnosis["symptoms"].as_array().unwrap();
+            assert!(
+                symptoms.iter().any(|s| s["id"] == "pod-pending"),
+                "{symptoms:?}"
+            );
+            let warnings: Vec<&str> = diagnosis["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap())
+                .collect();
+            assert_eq!(warnings.len(), 21, "{input:?}");
+            assert_eq!(
+                warnings[0],
+                format!(
+                    "ignored `{}…` (a key of 4194304 characters): not an input or fact of \
+                     this knowledge base",
+                    "a".repeat(100)
+                )
+            );
+            assert_eq!(
+                warnings[1],
+                "ignored `unknown-000000`: not an input or fact of this knowledge base"
+            );
+            assert_eq!(
+                warnings[20],
+                "ignored 99981 more keys that are not inputs or facts of this knowledge base"
+            );
+        }
     }
 }
