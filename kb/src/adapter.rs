@@ -143,6 +143,55 @@ pub struct Subject<'t> {
     pub warnings: Vec<String>,
 }
 
+/// Says, of each object a watch event says was deleted, that this is its last
+/// state: to the subject it is, or, for an object that is no subject (an
+/// event, a node), to every subject, in one warning naming the first
+/// [`NAMED_KINDS`] of them and counting the rest.
+fn warn_of_deletions(subjects: &mut [Subject<'_>], deleted: Vec<String>) {
+    let said =
+        |gone: &str| format!("a watch event says `{gone}` was deleted: this is its last state");
+    let mut by_label: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, subject) in subjects.iter().enumerate() {
+        if let Some(label) = &subject.label {
+            by_label.entry(label.clone()).or_default().push(i);
+        }
+    }
+    let mut others = Vec::new();
+    for gone in deleted {
+        let Some(found) = by_label.get(&gone) else {
+            others.push(gone);
+            continue;
+        };
+        for &i in found {
+            if let Some(subject) = subjects.get_mut(i) {
+                subject.warnings.push(said(&gone));
+            }
+        }
+    }
+    let warning = match others.as_slice() {
+        [] => return,
+        [gone] => said(gone),
+        _ => {
+            let mut named: Vec<String> = others
+                .iter()
+                .take(NAMED_KINDS)
+                .map(|gone| format!("`{gone}`"))
+                .collect();
+            if let Some(more) = others.len().checked_sub(NAMED_KINDS).filter(|&n| n > 0) {
+                named.push(format!("and {more} more"));
+            }
+            format!(
+                "watch events say {} objects were deleted ({}): this is their last state",
+                others.len(),
+                named.join(", ")
+            )
+        }
+    };
+    for subject in subjects {
+        subject.warnings.push(warning.clone());
+    }
+}
+
 const BUNDLE_KEYS: &[&str] = &["pod", "events", "node", "owner", "namespace", "facts"];
 const OWNER_KINDS: &[&str] = &[
     "ReplicaSet",
@@ -163,9 +212,13 @@ struct Objects<'t> {
     owners: Vec<Json<'t>>,
     namespaces: Vec<Json<'t>>,
     /// Kinds kb does not diagnose, as `kubectl get all` gives them (Services,
-    /// autoscalers), with how many of each, in the order first met.
-    left_out: Vec<(String, usize)>,
+    /// autoscalers): for each, when it was first met (0, 1, …) and how many.
+    left_out: HashMap<String, (usize, usize)>,
 }
+
+/// How many kinds left out, or objects deleted, a warning names; the rest
+/// are counted.
+const NAMED_KINDS: usize = 10;
 
 /// Splits documents into subjects. `documents` are the top-level JSON values
 /// read; an array of them, as `jq '.items'` prints, is taken as its elements.
@@ -218,13 +271,7 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
         }
     }
     let mut assembled = objects.assemble()?;
-    for subject in &mut assembled {
-        for gone in &deleted {
-            subject.warnings.push(format!(
-                "a watch event says `{gone}` was deleted: this is its last state"
-            ));
-        }
-    }
+    warn_of_deletions(&mut assembled, deleted);
     if !bundles.is_empty() && !assembled.is_empty() {
         return Err(String::from(
             "the input mixes bundles ({\"pod\": …}) with bare Kubernetes objects; give one or the other",
@@ -490,9 +537,12 @@ impl<'t> Objects<'t> {
                 ));
             }
             "" => return Err(String::from("an object has a `kind` that is not a string")),
-            other => match self.left_out.iter_mut().find(|(kind, _)| kind == other) {
+            other => match self.left_out.get_mut(other) {
                 Some((_, count)) => *count += 1,
-                None => self.left_out.push((other.to_owned(), 1)),
+                None => {
+                    let first_met = self.left_out.len();
+                    self.left_out.insert(other.to_owned(), (first_met, 1));
+                }
             },
         }
         Ok(())
@@ -500,7 +550,13 @@ impl<'t> Objects<'t> {
 
     fn assemble(mut self) -> Result<Vec<Subject<'t>>, String> {
         let nothing = self.pods.is_empty() && self.owners.is_empty() && self.namespaces.is_empty();
-        if let (true, Some((kind, _))) = (nothing, self.left_out.first()) {
+        // The kinds left out, in the order first met.
+        let mut left_out: Vec<(usize, String, usize)> = std::mem::take(&mut self.left_out)
+            .into_iter()
+            .map(|(kind, (first_met, count))| (first_met, kind, count))
+            .collect();
+        left_out.sort_unstable();
+        if let (true, Some((_, kind, _))) = (nothing, left_out.first()) {
             return Err(format!(
                 "kind `{kind}` is not something kb diagnoses; give Pods, Events, Nodes, Namespaces or the pods' owners"
             ));
@@ -579,16 +635,19 @@ impl<'t> Objects<'t> {
                 });
             }
         }
-        if !self.left_out.is_empty() {
-            let count: usize = self.left_out.iter().map(|(_, n)| n).sum();
-            let kinds: Vec<String> = self
-                .left_out
+        if !left_out.is_empty() {
+            let count: usize = left_out.iter().map(|(_, _, n)| n).sum();
+            let mut kinds: Vec<String> = left_out
                 .iter()
-                .map(|(kind, n)| match n {
+                .take(NAMED_KINDS)
+                .map(|(_, kind, n)| match n {
                     1 => kind.clone(),
                     n => format!("{kind} ×{n}"),
                 })
                 .collect();
+            if let Some(more) = left_out.len().checked_sub(NAMED_KINDS).filter(|&n| n > 0) {
+                kinds.push(format!("and {more} more kinds"));
+            }
             let s = if count == 1 { "" } else { "s" };
             let warning = format!(
                 "left out {count} object{s} kb does not diagnose ({}): it reads Pods, their \

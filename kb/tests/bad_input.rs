@@ -85,6 +85,14 @@ fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The JSON output of `kb eval`, one value or one a line, parsed.
+fn json_values(stdout: &str) -> Vec<Value> {
+    serde_json::Deserializer::from_str(stdout)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
 fn confirmed(diagnosis: &Value) -> Vec<&str> {
     diagnosis["causes"]
         .as_array()
@@ -1109,10 +1117,7 @@ fn enormous_or_countless_unknown_keys_are_named_briefly_and_counted() {
                 .timeout(std::time::Duration::from_secs(120)),
         );
         assert_eq!(out.code, 0, "{}", out.stderr);
-        let diagnoses: Vec<Value> = serde_json::Deserializer::from_str(&out.stdout)
-            .into_iter()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let diagnoses = json_values(&out.stdout);
         assert_eq!(diagnoses.len(), if *input == whole { 1 } else { 2 });
         for diagnosis in diagnoses {
             let symptoms = diagnosis["symptoms"].as_array().unwrap();
@@ -1145,4 +1150,80 @@ fn enormous_or_countless_unknown_keys_are_named_briefly_and_counted() {
             );
         }
     }
+}
+
+/// Objects kb does not diagnose, of countless kinds, and watch events saying
+/// countless objects were deleted: each pod is told of its own deletion, and
+/// of the others' in one warning naming ten and counting the rest; the kinds
+/// left out are named and counted the same way.
+#[test]
+fn countless_kinds_left_out_or_objects_deleted_are_named_briefly() {
+    let deleted = |object: Value| json!({"type": "DELETED", "object": object});
+    let mut events: Vec<Value> = (0..3_000)
+        .map(|i| deleted(pod(&format!("web-{i}"), "shop")))
+        .collect();
+    events.extend((0..20).map(|i| {
+        deleted(json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": format!("web-{i}.17a"), "namespace": "shop"},
+            "involvedObject": {"kind": "Pod", "name": format!("web-{i}"), "namespace": "shop"},
+            "reason": "Killing",
+            "message": "Stopping container web"
+        }))
+    }));
+    let mut items: Vec<Value> = (0..100_000)
+        .map(|i| {
+            json!({"apiVersion": "example.com/v1", "kind": format!("Widget{i}"),
+                        "metadata": {"name": "w", "namespace": "shop"}})
+        })
+        .collect();
+    items.push(pod("api-0", "shop"));
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+
+    let dir = TempDir::new().unwrap();
+    let inputs = [
+        write(&dir, "events.json", Value::Array(events).to_string()),
+        write(&dir, "list.json", list.to_string()),
+    ];
+    let [events, list] = inputs.each_ref().map(|input| {
+        let out = common::finish(
+            common::kb()
+                .args([
+                    OsStr::new("eval"),
+                    input.as_os_str(),
+                    OsStr::new("--format"),
+                    OsStr::new("json"),
+                ])
+                .timeout(std::time::Duration::from_secs(120)),
+        );
+        assert!(out.code < 2, "{}", out.stderr);
+        json_values(&out.stdout)
+    });
+
+    assert_eq!(events.len(), 3_000);
+    for subject in &events {
+        let name = subject["subject"].as_str().unwrap();
+        assert_eq!(
+            subject["warnings"],
+            json!([
+                format!("a watch event says `{name}` was deleted: this is its last state"),
+                "watch events say 20 objects were deleted (`event shop/web-0.17a`, \
+                 `event shop/web-1.17a`, `event shop/web-2.17a`, `event shop/web-3.17a`, \
+                 `event shop/web-4.17a`, `event shop/web-5.17a`, `event shop/web-6.17a`, \
+                 `event shop/web-7.17a`, `event shop/web-8.17a`, `event shop/web-9.17a`, \
+                 and 10 more): this is their last state"
+            ]),
+            "{name}"
+        );
+    }
+    assert_eq!(list.len(), 1);
+    assert_eq!(
+        list[0]["warnings"],
+        json!([
+            "left out 100000 objects kb does not diagnose (Widget0, Widget1, Widget2, Widget3, \
+             Widget4, Widget5, Widget6, Widget7, Widget8, Widget9, and 99990 more kinds): it \
+             reads Pods, their Events, Nodes and Namespaces, and the pods' owners"
+        ])
+    );
 }
