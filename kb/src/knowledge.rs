@@ -483,7 +483,10 @@ fn manifest_problem(message: &str, loc: &Loc) -> Problem {
         let mut problem = Problem::error(
             Code::ManifestInvalid,
             loc,
-            format!("unknown key `{key}` in kb.toml"),
+            format!(
+                "unknown key {} in kb.toml",
+                kb_dsl::problem::quoted(key, "key")
+            ),
         )
         .with_label("unknown key");
         let closest = known

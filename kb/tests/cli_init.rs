@@ -416,6 +416,18 @@ fn an_unknown_key_in_kb_toml_exits_3_naming_the_key_and_its_line() {
     let out = run([OsStr::new("check"), project.as_os_str()]);
     assert_eq!(out.code, 3, "{out:?}");
     assert!(out.stderr.contains("unknown key `title`"), "{}", out.stderr);
+    // An enormous key is quoted by its start and its length.
+    let text = format!("{}{} = 1\n", original, "k".repeat(1_000_000));
+    fs::write(&manifest, &text).unwrap();
+    let (code, problems) = json_problems(&project);
+    assert_eq!(code, 3);
+    assert_eq!(
+        problems[0]["message"],
+        format!(
+            "unknown key `{}…` (a key of 1000000 characters) in kb.toml",
+            "k".repeat(100)
+        )
+    );
 
     // Wrong values, each at its place.
     for (from, to, message, needle) in [
