@@ -24,13 +24,13 @@ pub struct Input<'a> {
 /// each with the name it may be a misspelling of; the rest are counted in one
 /// more warning. So a document of a million unknown keys is bound as quickly
 /// as one of twenty, and its warnings stay readable.
-pub const NAMED_UNKNOWN_KEYS: usize = 20;
+const NAMED_UNKNOWN_KEYS: usize = 20;
 
 impl KnowledgeBase {
     /// Binds a document: its keys are inputs (`pod`, `events`, …), facts given
     /// directly (`"phase": "Pending"`), or `facts`, an object of such facts.
     /// Keys that are none of these are reported as warnings, not dropped
-    /// silently: the first [`NAMED_UNKNOWN_KEYS`] one by one, the rest counted.
+    /// silently: the first twenty one by one, the rest counted.
     pub fn bind<'a>(&self, document: &'a Json<'a>) -> Input<'a> {
         let mut input = Input {
             roots: vec![None; self.inputs.len()],
