@@ -220,6 +220,11 @@ struct Objects<'t> {
 /// are counted.
 const NAMED_KINDS: usize = 10;
 
+/// How many events about a subject (a pod and its owner) a cluster's dump
+/// gives it, the newest: a ReplicaSet of thousands of pods has an event for
+/// each pod it created, and each pod would be given all of them.
+const MAX_EVENTS: usize = 1000;
+
 /// Splits documents into subjects. `documents` are the top-level JSON values
 /// read; an array of them, as `jq '.items'` prints, is taken as its elements.
 pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
@@ -571,6 +576,7 @@ impl<'t> Objects<'t> {
         }
         let mut subjects = Vec::new();
         let index = EventIndex::new(&self.events);
+        let ranks = time_ranks(&self.events);
         if !self.pods.is_empty() {
             let owners = OwnerIndex::new(&self.owners);
             let nodes = first_by_name(&self.nodes);
@@ -582,7 +588,7 @@ impl<'t> Objects<'t> {
                 let (namespace, _) = name_of(&pod);
                 let owner = owners.owner_of(&pod);
                 let about: Vec<&Json<'t>> = std::iter::once(&pod).chain(owner).collect();
-                self.add_events(&index, &mut bundle, &about);
+                let warnings = self.add_events(&index, &ranks, &mut bundle, &about);
                 let node_name = at(&pod, "/spec/nodeName").as_str();
                 if let Some(node) = node_name.and_then(|name| nodes.get(name)) {
                     bundle.insert("node", (*node).clone());
@@ -598,14 +604,14 @@ impl<'t> Objects<'t> {
                 subjects.push(Subject {
                     label: Some(label),
                     document: Json::Object(bundle),
-                    warnings: Vec::new(),
+                    warnings,
                 });
             }
         } else if !self.owners.is_empty() {
             let namespaces = first_by_name(&self.namespaces);
             for owner in &self.owners {
                 let mut bundle = Object::new();
-                self.add_events(&index, &mut bundle, &[owner]);
+                let warnings = self.add_events(&index, &ranks, &mut bundle, &[owner]);
                 let (namespace, _) = name_of(owner);
                 if let Some(ns) = namespaces.get(namespace) {
                     bundle.insert("namespace", (*ns).clone());
@@ -619,19 +625,19 @@ impl<'t> Objects<'t> {
                 subjects.push(Subject {
                     label: Some(label(&kind, owner)),
                     document: Json::Object(bundle),
-                    warnings: Vec::new(),
+                    warnings,
                 });
             }
         } else {
             for namespace in &self.namespaces {
                 let mut bundle = Object::new();
-                self.add_events(&index, &mut bundle, &[namespace]);
+                let warnings = self.add_events(&index, &ranks, &mut bundle, &[namespace]);
                 bundle.insert("namespace", namespace.clone());
                 bundle.insert("pod", Json::Null);
                 subjects.push(Subject {
                     label: Some(label("namespace", namespace)),
                     document: Json::Object(bundle),
-                    warnings: Vec::new(),
+                    warnings,
                 });
             }
         }
@@ -664,19 +670,40 @@ impl<'t> Objects<'t> {
     /// Puts the events about any of `objects` into a bundle, oldest first;
     /// when the input held no events at all, leaves them out, so they are
     /// unknown.
-    fn add_events(&self, index: &EventIndex<'_>, bundle: &mut Object<'t>, objects: &[&Json<'t>]) {
-        if self.saw_events {
-            let mut found: Vec<usize> = objects.iter().flat_map(|o| index.candidates(o)).collect();
-            found.sort_unstable();
-            found.dedup();
-            let mut events: Vec<Json<'t>> = found
-                .into_iter()
-                .filter_map(|i| self.events.get(i))
-                .filter(|e| objects.iter().any(|o| involves(e, o)))
-                .cloned()
-                .collect();
-            sort_by_time(&mut events);
-            bundle.insert("events", Json::Array(events));
+    /// The newest [`MAX_EVENTS`] of them, with a warning when there were more.
+    /// `ranks` are the events' [`time_ranks`].
+    fn add_events(
+        &self,
+        index: &EventIndex<'_>,
+        ranks: &[usize],
+        bundle: &mut Object<'t>,
+        objects: &[&Json<'t>],
+    ) -> Vec<String> {
+        if !self.saw_events {
+            return Vec::new();
+        }
+        let mut found: Vec<usize> = objects.iter().flat_map(|o| index.candidates(o)).collect();
+        found.sort_unstable();
+        found.dedup();
+        found.sort_unstable_by_key(|&i| ranks.get(i));
+        let about: Vec<&Json<'t>> = found
+            .into_iter()
+            .filter_map(|i| self.events.get(i))
+            .filter(|e| objects.iter().any(|o| involves(e, o)))
+            .collect();
+        let older = about.len().saturating_sub(MAX_EVENTS);
+        let events = about.get(older..).unwrap_or_default();
+        bundle.insert(
+            "events",
+            Json::Array(events.iter().map(|&e| e.clone()).collect()),
+        );
+        match older {
+            0 => Vec::new(),
+            older => vec![format!(
+                "left out the {older} oldest of the {} events about it: kb reads the newest \
+                 {MAX_EVENTS}",
+                about.len()
+            )],
         }
     }
 }
@@ -885,21 +912,39 @@ impl<'a, 't> OwnerIndex<'a, 't> {
 /// so that rules reading the last event read the latest one. The times are
 /// the events' own strings, most of them borrowed from the input, not copies.
 fn sort_by_time(events: &mut [Json<'_>]) {
-    events.sort_by_cached_key(|event| {
-        [
-            "/series/lastObservedTime",
-            "/lastTimestamp",
-            "/eventTime",
-            "/firstTimestamp",
-            "/metadata/creationTimestamp",
-        ]
-        .iter()
-        .find_map(|pointer| match at(event, pointer) {
-            Json::String(time) => Some(time.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-    });
+    events.sort_by_cached_key(time_of);
+}
+
+/// For each event, its place among them in [`sort_by_time`]'s order: each
+/// subject's events are then put in order by these numbers, their times
+/// read once for all.
+fn time_ranks(events: &[Json<'_>]) -> Vec<usize> {
+    let mut order: Vec<(usize, &Json<'_>)> = events.iter().enumerate().collect();
+    order.sort_by_cached_key(|(_, event)| time_of(event));
+    let mut ranks = vec![0; events.len()];
+    for (rank, (i, _)) in order.into_iter().enumerate() {
+        if let Some(slot) = ranks.get_mut(i) {
+            *slot = rank;
+        }
+    }
+    ranks
+}
+
+/// When an event last happened, as its fields say, for ordering.
+fn time_of<'t>(event: &Json<'t>) -> Cow<'t, str> {
+    [
+        "/series/lastObservedTime",
+        "/lastTimestamp",
+        "/eventTime",
+        "/firstTimestamp",
+        "/metadata/creationTimestamp",
+    ]
+    .iter()
+    .find_map(|pointer| match at(event, pointer) {
+        Json::String(time) => Some(time.clone()),
+        _ => None,
+    })
+    .unwrap_or_default()
 }
 
 /// The events given, found by what they are about: by uid, and by kind,

@@ -1227,3 +1227,95 @@ fn countless_kinds_left_out_or_objects_deleted_are_named_briefly() {
         ])
     );
 }
+
+/// A ReplicaSet of many pods has an event for each pod it created, and a
+/// cluster's dump gives each pod its owner's events: each subject gets the
+/// newest thousand, whatever order they come in, and a warning saying how
+/// many older ones were left out.
+#[test]
+fn a_subject_s_events_beyond_a_thousand_are_its_newest() {
+    let replicaset = json!({
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-7d9", "namespace": "shop", "uid": "rs-uid"},
+        "spec": {"replicas": 3},
+        "status": {"replicas": 3}
+    });
+    let event = |i: usize, reason: &str, message: String| {
+        let time = format!(
+            "2026-11-28T{:02}:{:02}:{:02}Z",
+            i / 3600,
+            i / 60 % 60,
+            i % 60
+        );
+        json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": format!("web-7d9.{i}"), "namespace": "shop"},
+            "involvedObject": {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                               "name": "web-7d9", "namespace": "shop", "uid": "rs-uid"},
+            "reason": reason,
+            "message": message,
+            "type": if reason == "FailedCreate" { "Warning" } else { "Normal" },
+            "firstTimestamp": time,
+            "lastTimestamp": time,
+            "count": 1
+        })
+    };
+    let failed = |i: usize| {
+        event(
+            i,
+            "FailedCreate",
+            format!(
+                "Error creating: pods \"web-7d9-{i}\" is forbidden: exceeded quota: compute, \
+             requested: pods=1, used: pods=10, limited: pods=10"
+            ),
+        )
+    };
+    let created = |i: usize| event(i, "SuccessfulCreate", format!("Created pod: web-7d9-{i}"));
+    let create_errors = |failed_first: bool| {
+        let mut items = vec![replicaset.clone()];
+        for i in 0..3 {
+            let mut pod = pod(&format!("web-7d9-p{i}"), "shop");
+            pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1",
+                "kind": "ReplicaSet", "name": "web-7d9", "uid": "rs-uid", "controller": true}]);
+            items.push(pod);
+        }
+        // 1,500 events, newest first: the 500 failures are the oldest or the newest.
+        items.extend((0..1_500).rev().map(|i| match (i < 500) == failed_first {
+            true => failed(i),
+            false => created(i),
+        }));
+        let out = common::run_stdin(
+            ["facts", "-", "--json"],
+            json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let subjects = json_values(&out.stdout);
+        assert_eq!(subjects.len(), 3);
+        subjects
+            .iter()
+            .map(|subject| {
+                assert_eq!(
+                    subject["warnings"],
+                    json!([
+                        "left out the 500 oldest of the 1500 events about it: kb reads the \
+                            newest 1000"
+                    ])
+                );
+                let facts = subject["facts"].as_array().unwrap();
+                let errors = facts.iter().find(|f| f["name"] == "owner_create_errors");
+                errors.unwrap()["value"].as_array().unwrap().len()
+            })
+            .collect::<Vec<usize>>()
+    };
+    assert_eq!(
+        create_errors(true),
+        [0, 0, 0],
+        "the oldest failures left out"
+    );
+    assert!(
+        create_errors(false).iter().all(|&n| n > 0),
+        "the newest failures kept"
+    );
+}
