@@ -85,6 +85,21 @@ fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `kb eval INPUT --format json`, stopped after two minutes: an input that
+/// would take that long has hung it.
+fn eval_json_or_hang(input: &Path) -> Run {
+    common::finish(
+        common::kb()
+            .args([
+                OsStr::new("eval"),
+                input.as_os_str(),
+                OsStr::new("--format"),
+                OsStr::new("json"),
+            ])
+            .timeout(std::time::Duration::from_secs(120)),
+    )
+}
+
 /// The JSON output of `kb eval`, one value or one a line, parsed.
 fn json_values(stdout: &str) -> Vec<Value> {
     serde_json::Deserializer::from_str(stdout)
@@ -1106,16 +1121,7 @@ fn enormous_or_countless_unknown_keys_are_named_briefly_and_counted() {
     let whole = write(&dir, "document.json", &line);
     let stream = write(&dir, "stream.ndjson", format!("{line}\n{line}\n"));
     for input in [&whole, &stream] {
-        let out = common::finish(
-            common::kb()
-                .args([
-                    OsStr::new("eval"),
-                    input.as_os_str(),
-                    OsStr::new("--format"),
-                    OsStr::new("json"),
-                ])
-                .timeout(std::time::Duration::from_secs(120)),
-        );
+        let out = eval_json_or_hang(input);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let diagnoses = json_values(&out.stdout);
         assert_eq!(diagnoses.len(), if *input == whole { 1 } else { 2 });
@@ -1187,16 +1193,7 @@ fn countless_kinds_left_out_or_objects_deleted_are_named_briefly() {
         write(&dir, "list.json", list.to_string()),
     ];
     let [events, list] = inputs.each_ref().map(|input| {
-        let out = common::finish(
-            common::kb()
-                .args([
-                    OsStr::new("eval"),
-                    input.as_os_str(),
-                    OsStr::new("--format"),
-                    OsStr::new("json"),
-                ])
-                .timeout(std::time::Duration::from_secs(120)),
-        );
+        let out = eval_json_or_hang(input);
         assert!(out.code < 2, "{}", out.stderr);
         json_values(&out.stdout)
     });
