@@ -146,7 +146,7 @@ pub struct Subject<'t> {
 /// Says, of each object a watch event says was deleted, that this is its last
 /// state: to the subject it is, or, for an object that is no subject (an
 /// event, a node), to every subject, in one warning naming the first
-/// [`NAMED_KINDS`] of them and counting the rest.
+/// [`NAMED`] of them and counting the rest.
 fn warn_of_deletions(subjects: &mut [Subject<'_>], deleted: Vec<String>) {
     let said =
         |gone: &str| format!("a watch event says `{gone}` was deleted: this is its last state");
@@ -171,21 +171,15 @@ fn warn_of_deletions(subjects: &mut [Subject<'_>], deleted: Vec<String>) {
     let warning = match others.as_slice() {
         [] => return,
         [gone] => said(gone),
-        _ => {
-            let mut named: Vec<String> = others
-                .iter()
-                .take(NAMED_KINDS)
-                .map(|gone| format!("`{gone}`"))
-                .collect();
-            if let Some(more) = others.len().checked_sub(NAMED_KINDS).filter(|&n| n > 0) {
-                named.push(format!("and {more} more"));
-            }
-            format!(
-                "watch events say {} objects were deleted ({}): this is their last state",
+        _ => format!(
+            "watch events say {} objects were deleted ({}): this is their last state",
+            others.len(),
+            listed(
                 others.len(),
-                named.join(", ")
+                others.iter().map(|gone| format!("`{gone}`")),
+                ""
             )
-        }
+        ),
     };
     for subject in subjects {
         subject.warnings.push(warning.clone());
@@ -218,7 +212,17 @@ struct Objects<'t> {
 
 /// How many kinds left out, or objects deleted, a warning names; the rest
 /// are counted.
-const NAMED_KINDS: usize = 10;
+const NAMED: usize = 10;
+
+/// The first [`NAMED`] of `total` names, then how many more (`a, b, and 3
+/// more kinds`, `what` being ` kinds`).
+fn listed(total: usize, names: impl Iterator<Item = String>, what: &str) -> String {
+    let mut listed: Vec<String> = names.take(NAMED).collect();
+    if let Some(more) = total.checked_sub(NAMED).filter(|&n| n > 0) {
+        listed.push(format!("and {more} more{what}"));
+    }
+    listed.join(", ")
+}
 
 /// How many events about a subject (a pod and its owner) a cluster's dump
 /// gives it, the newest: a ReplicaSet of thousands of pods has an event for
@@ -643,22 +647,15 @@ impl<'t> Objects<'t> {
         }
         if !left_out.is_empty() {
             let count: usize = left_out.iter().map(|(_, _, n)| n).sum();
-            let mut kinds: Vec<String> = left_out
-                .iter()
-                .take(NAMED_KINDS)
-                .map(|(_, kind, n)| match n {
-                    1 => kind.clone(),
-                    n => format!("{kind} ×{n}"),
-                })
-                .collect();
-            if let Some(more) = left_out.len().checked_sub(NAMED_KINDS).filter(|&n| n > 0) {
-                kinds.push(format!("and {more} more kinds"));
-            }
+            let kinds = left_out.iter().map(|(_, kind, n)| match n {
+                1 => kind.clone(),
+                n => format!("{kind} ×{n}"),
+            });
             let s = if count == 1 { "" } else { "s" };
             let warning = format!(
                 "left out {count} object{s} kb does not diagnose ({}): it reads Pods, their \
                  Events, Nodes and Namespaces, and the pods' owners",
-                kinds.join(", ")
+                listed(left_out.len(), kinds, " kinds")
             );
             for subject in &mut subjects {
                 subject.warnings.push(warning.clone());
@@ -683,9 +680,9 @@ impl<'t> Objects<'t> {
             return Vec::new();
         }
         let mut found: Vec<usize> = objects.iter().flat_map(|o| index.candidates(o)).collect();
-        found.sort_unstable();
-        found.dedup();
+        // In time order; an event found twice, by uid and by name, kept once.
         found.sort_unstable_by_key(|&i| ranks.get(i));
+        found.dedup();
         let about: Vec<&Json<'t>> = found
             .into_iter()
             .filter_map(|i| self.events.get(i))
