@@ -7,11 +7,14 @@
 //! naming what was found; nothing given is dropped silently.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use kb_engine::KnowledgeBase;
 use kb_engine::json::{Json, Object};
 use kb_engine::needs::{Needs, Pruner};
+
+mod cluster;
+
+use cluster::{Cluster, Objects};
 
 /// The fields the adapter reads of any object to tell it apart and find
 /// its owner and node. Of an owner reference, what [`About`] reads.
@@ -143,95 +146,91 @@ pub struct Subject<'t> {
     pub warnings: Vec<String>,
 }
 
-/// Says, of each object a watch event says was deleted, that this is its last
-/// state: to the subject it is, or, for an object that is no subject (an
-/// event, a node), to every subject, in one warning naming the first
-/// [`NAMED`] of them and counting the rest.
-fn warn_of_deletions(subjects: &mut [Subject<'_>], deleted: Vec<String>) {
-    let said =
-        |gone: &str| format!("a watch event says `{gone}` was deleted: this is its last state");
-    let mut by_label: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, subject) in subjects.iter().enumerate() {
-        if let Some(label) = &subject.label {
-            by_label.entry(label.clone()).or_default().push(i);
+/// What an input holds, split by subject. A cluster's subjects are put
+/// together as they are asked for ([`Split::subjects`]), a few at a time;
+/// bundles and facts are subjects as they are.
+pub struct Split<'t>(Parts<'t>);
+
+enum Parts<'t> {
+    Given(Vec<Subject<'t>>),
+    Cluster(Box<Cluster<'t>>),
+}
+
+/// A split input's subjects, each put together when asked for.
+pub struct Subjects<'a, 't>(Indexed<'a, 't>);
+
+enum Indexed<'a, 't> {
+    Given(&'a [Subject<'t>]),
+    Cluster(Box<cluster::Indexed<'a, 't>>),
+}
+
+impl<'t> Split<'t> {
+    /// The subjects, indexed to be put together one by one.
+    pub fn subjects(&self) -> Subjects<'_, 't> {
+        Subjects(match &self.0 {
+            Parts::Given(subjects) => Indexed::Given(subjects),
+            Parts::Cluster(cluster) => Indexed::Cluster(Box::new(cluster.indexed())),
+        })
+    }
+
+    /// Every subject at once.
+    pub fn into_subjects(self) -> Vec<Subject<'t>> {
+        match self.0 {
+            Parts::Given(subjects) => subjects,
+            Parts::Cluster(cluster) => cluster.into_subjects(),
         }
     }
-    let mut others = Vec::new();
-    for gone in deleted {
-        let Some(found) = by_label.get(&gone) else {
-            others.push(gone);
-            continue;
-        };
-        for &i in found {
-            if let Some(subject) = subjects.get_mut(i) {
-                subject.warnings.push(said(&gone));
-            }
+
+    /// How many subjects there are.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Parts::Given(subjects) => subjects.len(),
+            Parts::Cluster(cluster) => cluster.len(),
         }
     }
-    let warning = match others.as_slice() {
-        [] => return,
-        [gone] => said(gone),
-        _ => format!(
-            "watch events say {} objects were deleted ({}): this is their last state",
-            others.len(),
-            listed(
-                others.len(),
-                others.iter().map(|gone| format!("`{gone}`")),
-                ""
-            )
-        ),
-    };
-    for subject in subjects {
-        subject.warnings.push(warning.clone());
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
-const BUNDLE_KEYS: &[&str] = &["pod", "events", "node", "owner", "namespace", "facts"];
-const OWNER_KINDS: &[&str] = &[
-    "ReplicaSet",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "Deployment",
-    "CronJob",
-    "ReplicationController",
-];
-
-#[derive(Default)]
-struct Objects<'t> {
-    pods: Vec<Json<'t>>,
-    events: Vec<Json<'t>>,
-    saw_events: bool,
-    nodes: Vec<Json<'t>>,
-    owners: Vec<Json<'t>>,
-    namespaces: Vec<Json<'t>>,
-    /// Kinds kb does not diagnose, as `kubectl get all` gives them (Services,
-    /// autoscalers): for each, when it was first met (0, 1, …) and how many.
-    left_out: HashMap<String, (usize, usize)>,
-}
-
-/// How many kinds left out, or objects deleted, a warning names; the rest
-/// are counted.
-const NAMED: usize = 10;
-
-/// The first [`NAMED`] of `total` names, then how many more (`a, b, and 3
-/// more kinds`, `what` being ` kinds`).
-fn listed(total: usize, names: impl Iterator<Item = String>, what: &str) -> String {
-    let mut listed: Vec<String> = names.take(NAMED).collect();
-    if let Some(more) = total.checked_sub(NAMED).filter(|&n| n > 0) {
-        listed.push(format!("and {more} more{what}"));
+impl<'a, 't> Subjects<'a, 't> {
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Indexed::Given(subjects) => subjects.len(),
+            Indexed::Cluster(cluster) => cluster.len(),
+        }
     }
-    listed.join(", ")
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`th subject, in input order.
+    pub fn get(&self, i: usize) -> Option<Cow<'a, Subject<'t>>> {
+        match &self.0 {
+            Indexed::Given(subjects) => subjects.get(i).map(Cow::Borrowed),
+            Indexed::Cluster(cluster) => cluster.get(i).map(Cow::Owned),
+        }
+    }
+
+    /// Each subject in input order, put together as it is reached.
+    pub fn iter(&self) -> impl Iterator<Item = Cow<'a, Subject<'t>>> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
 }
 
-/// How many events about a subject (a pod and its owner) a cluster's dump
-/// gives it, the newest: a ReplicaSet of thousands of pods has an event for
-/// each pod it created, and each pod would be given all of them.
-const MAX_EVENTS: usize = 1000;
+/// Splits documents into subjects, all at once: [`split`] for a large input.
+pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
+    split(documents).map(Split::into_subjects)
+}
 
 /// Splits documents into subjects. `documents` are the top-level JSON values
 /// read; an array of them, as `jq '.items'` prints, is taken as its elements.
-pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
+pub fn split(documents: Vec<Json<'_>>) -> Result<Split<'_>, String> {
     let mut objects = Objects::default();
     let mut bundles = Vec::new();
     let mut facts: Vec<Object<'_>> = Vec::new();
@@ -279,51 +278,50 @@ pub fn subjects(documents: Vec<Json<'_>>) -> Result<Vec<Subject<'_>>, String> {
             }
         }
     }
-    let mut assembled = objects.assemble()?;
-    warn_of_deletions(&mut assembled, deleted);
-    if !bundles.is_empty() && !assembled.is_empty() {
-        return Err(String::from(
-            "the input mixes bundles ({\"pod\": …}) with bare Kubernetes objects; give one or the other",
-        ));
-    }
-    let mut subjects = if bundles.is_empty() {
-        assembled
-    } else {
-        bundles
-    };
-    if subjects.is_empty() {
-        return Ok(facts
-            .into_iter()
-            .map(|map| Subject {
+    let split = match Cluster::new(objects, deleted)? {
+        Some(_) if !bundles.is_empty() => {
+            return Err(String::from(
+                "the input mixes bundles ({\"pod\": …}) with bare Kubernetes objects; give one or the other",
+            ));
+        }
+        Some(cluster) => Split(Parts::Cluster(Box::new(cluster))),
+        None if bundles.is_empty() => {
+            let facts = facts.into_iter().map(|map| Subject {
                 label: None,
                 document: Json::Object(map),
                 warnings: Vec::new(),
-            })
-            .collect());
+            });
+            return Ok(Split(Parts::Given(facts.collect())));
+        }
+        None => Split(Parts::Given(bundles)),
+    };
+    if facts.is_empty() {
+        return Ok(split);
     }
     // A facts document given with one subject adds to what it says.
-    if !facts.is_empty() {
-        let [subject] = subjects.as_mut_slice() else {
-            return Err(format!(
-                "a facts document was given with {} subjects; put the facts under `facts` in the bundle they belong to",
-                subjects.len()
-            ));
-        };
-        let Json::Object(document) = &mut subject.document else {
-            return Err(String::from("the subject is not an object"));
-        };
-        if !document.contains_key("facts") {
-            document.insert("facts", Json::Object(Object::new()));
-        }
-        let Some(Json::Object(given)) = document.get_mut("facts") else {
-            return Err(String::from("`facts` should be an object of facts"));
-        };
-        for (name, value) in facts.into_iter().flatten() {
-            given.insert(name, value);
-        }
+    if split.len() != 1 {
+        return Err(format!(
+            "a facts document was given with {} subjects; put the facts under `facts` in the bundle they belong to",
+            split.len()
+        ));
     }
-    Ok(subjects)
+    let mut subjects = split.into_subjects();
+    let Some(Json::Object(document)) = subjects.first_mut().map(|s| &mut s.document) else {
+        return Err(String::from("the subject is not an object"));
+    };
+    if !document.contains_key("facts") {
+        document.insert("facts", Json::Object(Object::new()));
+    }
+    let Some(Json::Object(given)) = document.get_mut("facts") else {
+        return Err(String::from("`facts` should be an object of facts"));
+    };
+    for (name, value) in facts.into_iter().flatten() {
+        given.insert(name, value);
+    }
+    Ok(Split(Parts::Given(subjects)))
 }
+
+const BUNDLE_KEYS: &[&str] = &["pod", "events", "node", "owner", "namespace", "facts"];
 
 /// Whether `map` is an event of a watch, `{"type": "MODIFIED", "object": {…}}`,
 /// as `kubectl get -w --output-watch-events -o json` prints it: its object
@@ -471,240 +469,6 @@ fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
     })
 }
 
-impl<'t> Objects<'t> {
-    fn add(&mut self, object: Json<'t>) -> Result<(), String> {
-        api_names(&object)?;
-        let kind = at(&object, "/kind").as_str().unwrap_or_default().to_owned();
-        match kind.as_str() {
-            "Pod" => self.pods.push(object),
-            "Event" => {
-                self.saw_events = true;
-                let mut event = object;
-                in_core_v1_shape(&mut event);
-                self.events.push(event);
-            }
-            "Node" => self.nodes.push(object),
-            "Namespace" => self.namespaces.push(object),
-            "Status" => return Err(api_error(&object)),
-            k if OWNER_KINDS.contains(&k) => self.owners.push(object),
-            k if is_list(k) => {
-                if k == "EventList" {
-                    self.saw_events = true;
-                }
-                let Json::Object(mut map) = object else {
-                    return Ok(());
-                };
-                let items = match map.remove("items") {
-                    Some(Json::Array(items)) => items,
-                    Some(Json::Null) | None => Vec::new(),
-                    Some(other) => {
-                        return Err(format!(
-                            "`items` of a {k} should be an array, found {}",
-                            kind_of(&other)
-                        ));
-                    }
-                };
-                // The API server's own lists (`kubectl get --raw`, curl, a
-                // client's objects written as JSON) leave out their items'
-                // kind and apiVersion, which kubectl fills in: a PodList's
-                // items are Pods.
-                let item_kind = k.strip_suffix("List").filter(|kind| !kind.is_empty());
-                let api_version = map.get("apiVersion");
-                for mut item in items {
-                    let Json::Object(fields) = &mut item else {
-                        return Err(format!(
-                            "an item of a {k} is {}, not an object",
-                            kind_of(&item)
-                        ));
-                    };
-                    if let Some(inner) = fields.get("kind").and_then(Json::as_str)
-                        && is_list(inner)
-                    {
-                        // Nor could its items be read keeping only what the
-                        // rules read, which looks one list deep.
-                        return Err(format!(
-                            "a {inner} inside a {k}, which kubectl never prints: give the \
-                             lists one after the other, or their items in one"
-                        ));
-                    }
-                    if let Some(kind) = item_kind
-                        && !fields.contains_key("kind")
-                    {
-                        fields.insert("kind", Json::String(Cow::Owned(kind.to_owned())));
-                        if let Some(version) =
-                            api_version.filter(|_| !fields.contains_key("apiVersion"))
-                        {
-                            fields.insert("apiVersion", version.clone());
-                        }
-                    }
-                    self.add(item)?;
-                }
-            }
-            "" if object.get("kind").is_none() => {
-                return Err(String::from(
-                    "an item of a List has no `kind`, by which kb tells pods, events and nodes apart",
-                ));
-            }
-            "" => return Err(String::from("an object has a `kind` that is not a string")),
-            other => match self.left_out.get_mut(other) {
-                Some((_, count)) => *count += 1,
-                None => {
-                    let first_met = self.left_out.len();
-                    self.left_out.insert(other.to_owned(), (first_met, 1));
-                }
-            },
-        }
-        Ok(())
-    }
-
-    fn assemble(mut self) -> Result<Vec<Subject<'t>>, String> {
-        let nothing = self.pods.is_empty() && self.owners.is_empty() && self.namespaces.is_empty();
-        // The kinds left out, in the order first met.
-        let mut left_out: Vec<(usize, String, usize)> = std::mem::take(&mut self.left_out)
-            .into_iter()
-            .map(|(kind, (first_met, count))| (first_met, kind, count))
-            .collect();
-        left_out.sort_unstable();
-        if let (true, Some((_, kind, _))) = (nothing, left_out.first()) {
-            return Err(format!(
-                "kind `{kind}` is not something kb diagnoses; give Pods, Events, Nodes, Namespaces or the pods' owners"
-            ));
-        }
-        if nothing {
-            if self.events.is_empty() && self.nodes.is_empty() {
-                return Ok(Vec::new());
-            }
-            return Err(String::from(
-                "the input has events or nodes but no pod, owner or namespace to diagnose",
-            ));
-        }
-        let mut subjects = Vec::new();
-        let index = EventIndex::new(&self.events);
-        let ranks = time_ranks(&self.events);
-        if !self.pods.is_empty() {
-            let owners = OwnerIndex::new(&self.owners);
-            let nodes = first_by_name(&self.nodes);
-            let namespaces = first_by_name(&self.namespaces);
-            // Each pod is in one subject only: moved there, not copied.
-            let pods = std::mem::take(&mut self.pods);
-            for pod in pods {
-                let mut bundle = Object::new();
-                let (namespace, _) = name_of(&pod);
-                let owner = owners.owner_of(&pod);
-                let about: Vec<&Json<'t>> = std::iter::once(&pod).chain(owner).collect();
-                let warnings = self.add_events(&index, &ranks, &mut bundle, &about);
-                let node_name = at(&pod, "/spec/nodeName").as_str();
-                if let Some(node) = node_name.and_then(|name| nodes.get(name)) {
-                    bundle.insert("node", (*node).clone());
-                }
-                if let Some(owner) = owner {
-                    bundle.insert("owner", owner.clone());
-                }
-                if let Some(ns) = namespaces.get(namespace) {
-                    bundle.insert("namespace", (*ns).clone());
-                }
-                let label = label("pod", &pod);
-                bundle.insert("pod", pod);
-                subjects.push(Subject {
-                    label: Some(label),
-                    document: Json::Object(bundle),
-                    warnings,
-                });
-            }
-        } else if !self.owners.is_empty() {
-            let namespaces = first_by_name(&self.namespaces);
-            for owner in &self.owners {
-                let mut bundle = Object::new();
-                let warnings = self.add_events(&index, &ranks, &mut bundle, &[owner]);
-                let (namespace, _) = name_of(owner);
-                if let Some(ns) = namespaces.get(namespace) {
-                    bundle.insert("namespace", (*ns).clone());
-                }
-                bundle.insert("owner", owner.clone());
-                bundle.insert("pod", Json::Null);
-                let kind = at(owner, "/kind")
-                    .as_str()
-                    .unwrap_or("owner")
-                    .to_lowercase();
-                subjects.push(Subject {
-                    label: Some(label(&kind, owner)),
-                    document: Json::Object(bundle),
-                    warnings,
-                });
-            }
-        } else {
-            for namespace in &self.namespaces {
-                let mut bundle = Object::new();
-                let warnings = self.add_events(&index, &ranks, &mut bundle, &[namespace]);
-                bundle.insert("namespace", namespace.clone());
-                bundle.insert("pod", Json::Null);
-                subjects.push(Subject {
-                    label: Some(label("namespace", namespace)),
-                    document: Json::Object(bundle),
-                    warnings,
-                });
-            }
-        }
-        if !left_out.is_empty() {
-            let count: usize = left_out.iter().map(|(_, _, n)| n).sum();
-            let kinds = left_out.iter().map(|(_, kind, n)| match n {
-                1 => kind.clone(),
-                n => format!("{kind} ×{n}"),
-            });
-            let s = if count == 1 { "" } else { "s" };
-            let warning = format!(
-                "left out {count} object{s} kb does not diagnose ({}): it reads Pods, their \
-                 Events, Nodes and Namespaces, and the pods' owners",
-                listed(left_out.len(), kinds, " kinds")
-            );
-            for subject in &mut subjects {
-                subject.warnings.push(warning.clone());
-            }
-        }
-        Ok(subjects)
-    }
-
-    /// Puts the events about any of `objects` into a bundle, oldest first;
-    /// when the input held no events at all, leaves them out, so they are
-    /// unknown.
-    /// The newest [`MAX_EVENTS`] of them, with a warning when there were more.
-    /// `ranks` are the events' [`time_ranks`].
-    fn add_events(
-        &self,
-        index: &EventIndex<'_>,
-        ranks: &[usize],
-        bundle: &mut Object<'t>,
-        objects: &[&Json<'t>],
-    ) -> Vec<String> {
-        if !self.saw_events {
-            return Vec::new();
-        }
-        let mut found: Vec<usize> = objects.iter().flat_map(|o| index.candidates(o)).collect();
-        // In time order; an event found twice, by uid and by name, kept once.
-        found.sort_unstable_by_key(|&i| ranks.get(i));
-        found.dedup();
-        let about: Vec<&Json<'t>> = found
-            .into_iter()
-            .filter_map(|i| self.events.get(i))
-            .filter(|e| objects.iter().any(|o| involves(e, o)))
-            .collect();
-        let older = about.len().saturating_sub(MAX_EVENTS);
-        let events = about.get(older..).unwrap_or_default();
-        bundle.insert(
-            "events",
-            Json::Array(events.iter().map(|&e| e.clone()).collect()),
-        );
-        match older {
-            0 => Vec::new(),
-            older => vec![format!(
-                "left out the {older} oldest of the {} events about it: kb reads the newest \
-                 {MAX_EVENTS}",
-                about.len()
-            )],
-        }
-    }
-}
-
 /// Leaves out of a bundle the events about other objects than its pod and
 /// the pod's owners, and says so: `kubectl get events` lists a whole
 /// namespace's, and another pod's `FailedScheduling` is no evidence about
@@ -833,98 +597,12 @@ fn same(a: &About<'_>, b: &About<'_>) -> bool {
             && agree(a.namespace, b.namespace))
 }
 
-/// The first of `objects` of each name: a cluster's nodes or namespaces,
-/// for its pods to find theirs.
-fn first_by_name<'a, 't>(objects: &'a [Json<'t>]) -> HashMap<&'a str, &'a Json<'t>> {
-    let mut found = HashMap::new();
-    for object in objects {
-        found.entry(name_of(object).1).or_insert(object);
-    }
-    found
-}
-
-/// The owners given (ReplicaSets, Jobs, …), found as a pod's owner
-/// reference names them: by uid when both have one, else by kind and name.
-/// Each pod then finds its owner at once, not by looking at them all.
-struct OwnerIndex<'a, 't> {
-    owners: &'a [Json<'t>],
-    /// The first owner with each uid.
-    by_uid: HashMap<&'a str, usize>,
-    /// The first owner of each kind and name…
-    by_name: HashMap<(&'a str, &'a str), usize>,
-    /// … and the first of those without a uid.
-    by_name_without_uid: HashMap<(&'a str, &'a str), usize>,
-}
-
-impl<'a, 't> OwnerIndex<'a, 't> {
-    fn new(owners: &'a [Json<'t>]) -> Self {
-        let mut index = Self {
-            owners,
-            by_uid: HashMap::new(),
-            by_name: HashMap::new(),
-            by_name_without_uid: HashMap::new(),
-        };
-        for (i, owner) in owners.iter().enumerate() {
-            let key = (
-                at(owner, "/kind").as_str().unwrap_or_default(),
-                name_of(owner).1,
-            );
-            index.by_name.entry(key).or_insert(i);
-            match at(owner, "/metadata/uid").as_str() {
-                Some(uid) => index.by_uid.entry(uid).or_insert(i),
-                None => index.by_name_without_uid.entry(key).or_insert(i),
-            };
-        }
-        index
-    }
-
-    /// The controller that owns a pod: the first owner its controller
-    /// reference (or else its first reference) names.
-    fn owner_of(&self, pod: &Json<'_>) -> Option<&'a Json<'t>> {
-        let references = at(pod, "/metadata/ownerReferences").as_array()?;
-        let reference = references
-            .iter()
-            .find(|r| at(r, "/controller").as_bool() == Some(true))
-            .or_else(|| references.first())?;
-        // Every owner's kind is a string: a reference of another kind
-        // names none.
-        let name = at(reference, "/kind")
-            .as_str()
-            .map(|kind| (kind, at(reference, "/name").as_str().unwrap_or_default()));
-        let first = match at(reference, "/uid").as_str() {
-            // An owner with a uid is that owner; one without, the one of
-            // that kind and name.
-            Some(uid) => {
-                let by_name = name.and_then(|name| self.by_name_without_uid.get(&name));
-                self.by_uid.get(uid).into_iter().chain(by_name).min()
-            }
-            None => name.and_then(|name| self.by_name.get(&name)),
-        };
-        first.and_then(|&i| self.owners.get(i))
-    }
-}
-
 /// Orders events oldest first, by when they were last seen, whichever of
 /// the old (`lastTimestamp`) and new (`series`, `eventTime`) fields they use,
 /// so that rules reading the last event read the latest one. The times are
 /// the events' own strings, most of them borrowed from the input, not copies.
 fn sort_by_time(events: &mut [Json<'_>]) {
     events.sort_by_cached_key(time_of);
-}
-
-/// For each event, its place among them in [`sort_by_time`]'s order: each
-/// subject's events are then put in order by these numbers, their times
-/// read once for all.
-fn time_ranks(events: &[Json<'_>]) -> Vec<usize> {
-    let mut order: Vec<(usize, &Json<'_>)> = events.iter().enumerate().collect();
-    order.sort_by_cached_key(|(_, event)| time_of(event));
-    let mut ranks = vec![0; events.len()];
-    for (rank, (i, _)) in order.into_iter().enumerate() {
-        if let Some(slot) = ranks.get_mut(i) {
-            *slot = rank;
-        }
-    }
-    ranks
 }
 
 /// When an event last happened, as its fields say, for ordering.
@@ -942,48 +620,6 @@ fn time_of<'t>(event: &Json<'t>) -> Cow<'t, str> {
         _ => None,
     })
     .unwrap_or_default()
-}
-
-/// The events given, found by what they are about: by uid, and by kind,
-/// namespace and name, the keys [`involves`] compares. Matching a cluster's
-/// pods with its events then looks at a few events for each pod, not all.
-struct EventIndex<'a> {
-    by_uid: HashMap<&'a str, Vec<usize>>,
-    by_name: HashMap<(Option<&'a str>, &'a str, &'a str), Vec<usize>>,
-}
-
-impl<'a> EventIndex<'a> {
-    fn new(events: &'a [Json<'_>]) -> Self {
-        let mut index = Self {
-            by_uid: HashMap::new(),
-            by_name: HashMap::new(),
-        };
-        for (i, event) in events.iter().enumerate() {
-            let about = regarding(event);
-            if let Some(uid) = at(about, "/uid").as_str() {
-                index.by_uid.entry(uid).or_default().push(i);
-            }
-            if let Some(name) = at(about, "/name").as_str() {
-                let namespace = at(about, "/namespace").as_str().unwrap_or_default();
-                let key = (at(about, "/kind").as_str(), namespace, name);
-                index.by_name.entry(key).or_default().push(i);
-            }
-        }
-        index
-    }
-
-    /// The events that may be about an object, among them all that are:
-    /// those with its uid, and those with its kind, namespace and name.
-    fn candidates(&self, object: &'a Json<'_>) -> impl Iterator<Item = usize> + '_ {
-        let (namespace, name) = name_of(object);
-        let by_uid = at(object, "/metadata/uid")
-            .as_str()
-            .and_then(|uid| self.by_uid.get(uid));
-        let by_name = self
-            .by_name
-            .get(&(at(object, "/kind").as_str(), namespace, name));
-        by_uid.into_iter().chain(by_name).flatten().copied()
-    }
 }
 
 /// Gives an events.k8s.io/v1 Event's fields their core/v1 names, where the
@@ -1010,21 +646,6 @@ fn regarding<'a, 't>(event: &'a Json<'t>) -> &'a Json<'t> {
     at(event, "/involvedObject")
 }
 
-/// Whether an event is about an object: by uid, or by kind, namespace and name.
-fn involves(event: &Json<'_>, object: &Json<'_>) -> bool {
-    let regarding = regarding(event);
-    if let (Some(a), Some(b)) = (
-        at(regarding, "/uid").as_str(),
-        at(object, "/metadata/uid").as_str(),
-    ) {
-        return a == b;
-    }
-    let (namespace, name) = name_of(object);
-    at(regarding, "/kind") == at(object, "/kind")
-        && at(regarding, "/name").as_str() == Some(name)
-        && at(regarding, "/namespace").as_str().unwrap_or_default() == namespace
-}
-
 /// The value at a path of object keys written as a JSON pointer (`/metadata/uid`),
 /// `null` when there is none. The adapter's paths are constants without `~` escapes
 /// or list indices, so this walks the keys without unescaping each one, as
@@ -1045,6 +666,7 @@ mod tests {
 
     use serde_json::json;
 
+    use super::cluster::{OwnerIndex, involves};
     use super::*;
 
     /// Pods, an owner and events about them in every way an event can name

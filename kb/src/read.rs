@@ -750,7 +750,7 @@ pub fn describe(error: &serde_json::Error) -> String {
 
 /// Reads every input whole (NDJSON lines included) and splits it into
 /// subjects: for commands that look at a few inputs, not a stream.
-pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject<'static>>, String> {
+pub fn subjects(inputs: &[String]) -> Result<crate::adapter::Split<'static>, String> {
     let everything = Needs::everything().pruner();
     let mut documents = Vec::new();
     for name in inputs {
@@ -773,13 +773,13 @@ pub fn subjects(inputs: &[String]) -> Result<Vec<crate::adapter::Subject<'static
             }
         }
     }
-    let subjects = crate::adapter::subjects(documents)?;
-    if subjects.is_empty() {
+    let split = crate::adapter::split(documents)?;
+    if split.is_empty() {
         return Err(String::from(
             "the input holds no pod, owner, namespace or facts to diagnose",
         ));
     }
-    Ok(subjects)
+    Ok(split)
 }
 
 #[cfg(test)]

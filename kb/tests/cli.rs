@@ -913,6 +913,50 @@ fn a_cluster_dump_read_keeping_what_the_rules_read_is_diagnosed_as_read_whole() 
     }
 }
 
+/// A dump of more pods than are put together and diagnosed at once, made
+/// of copies of [`cluster_list`] whose pods and events about them are
+/// renamed: each pod is diagnosed as its original, in input order.
+#[test]
+fn a_dump_of_thousands_of_pods_is_diagnosed_pod_by_pod_in_order() {
+    let dir = TempDir::new().unwrap();
+    let list = cluster_list();
+    let originals =
+        json_lines(&eval_as(&write(&dir, "cluster.json", compact(&list)), "json").stdout);
+    let copies = 2_000 / originals.len() + 1;
+    let rename = |object: &mut Value, copy: usize| {
+        for field in ["name", "uid"] {
+            if let Some(Value::String(text)) = object.get_mut(field) {
+                text.push_str(&format!("-copy{copy}"));
+            }
+        }
+    };
+    let mut items = Vec::new();
+    for copy in 0..copies {
+        for item in array(&list["items"]) {
+            let mut item = item.clone();
+            match item["kind"].as_str() {
+                Some("Pod") => rename(&mut item["metadata"], copy),
+                Some("Event") if item["involvedObject"]["kind"] == "Pod" => {
+                    rename(&mut item["involvedObject"], copy);
+                }
+                _ if copy > 0 => continue,
+                _ => {}
+            }
+            items.push(item);
+        }
+    }
+    let dump = json!({"apiVersion": "v1", "kind": "List", "items": items});
+    let out = eval_as(&write(&dir, "dump.json", compact(&dump)), "json");
+    let results = json_lines(&out.stdout);
+    assert_eq!(results.len(), originals.len() * copies, "{}", out.stderr);
+    for (i, result) in results.iter().enumerate() {
+        let copy = i / originals.len();
+        let text = compact(result).replace(&format!("-copy{copy}"), "");
+        let original: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(original, originals[i % originals.len()], "result {i}");
+    }
+}
+
 #[test]
 fn a_pod_its_event_list_and_its_node_list_in_separate_files_make_one_subject() {
     let dir = TempDir::new().unwrap();

@@ -95,6 +95,11 @@ type Rendered = (Vec<u8>, bool);
 /// stays bounded by a few times this many bundles whatever the stream's length.
 const BATCH: usize = 64;
 
+/// How many of a whole input's subjects are put together and diagnosed
+/// at once: enough to keep every core busy, few enough that their copies
+/// of events and nodes take little memory.
+const SUBJECTS_BATCH: usize = 256;
+
 /// The largest line buffer handed back to the reader for the next lines; a
 /// buffer that once held a huge line is freed, not kept for small ones.
 const MAX_REUSED_BUFFER: usize = 1 << 20;
@@ -212,29 +217,40 @@ impl Run<'_> {
                 }
             }
         }
-        match adapter::subjects(documents) {
-            Ok(subjects) if subjects.is_empty() => {
-                self.bad_input("the input holds no pod, owner, namespace or facts to diagnose");
-            }
-            Ok(subjects) => {
-                // On every core, written in order: a cluster's dump holds
-                // thousands. One is diagnosed here: starting the threads
-                // would take longer than diagnosing it.
-                let several = subjects.len() > 1;
-                let context = &self.context;
-                let render = |subject| context.render(subject, None, several);
-                let rendered: Vec<_> = if several {
-                    subjects.par_iter().map(render).collect()
-                } else {
-                    subjects.iter().map(render).collect()
-                };
-                for result in rendered {
-                    let (output, matched) = result?;
-                    self.tally.matched |= matched;
-                    self.out.write_all(&output)?;
-                }
-            }
+        match adapter::split(documents) {
+            Ok(split) => self.subjects(&split.subjects())?,
             Err(message) => self.bad_input(&message),
+        }
+        Ok(())
+    }
+
+    /// Diagnoses a whole input's subjects: on every core, a batch at a time
+    /// (a cluster's dump holds thousands, each put together with copies of
+    /// its events and node), written in order. One is diagnosed here:
+    /// starting the threads would take longer than diagnosing it.
+    fn subjects(&mut self, subjects: &adapter::Subjects<'_, '_>) -> io::Result<()> {
+        if subjects.is_empty() {
+            self.bad_input("the input holds no pod, owner, namespace or facts to diagnose");
+            return Ok(());
+        }
+        let several = subjects.len() > 1;
+        let context = &self.context;
+        let render = |i| {
+            let subject = subjects.get(i)?;
+            Some(context.render(&subject, None, several))
+        };
+        for start in (0..subjects.len()).step_by(SUBJECTS_BATCH) {
+            let batch = start..subjects.len().min(start + SUBJECTS_BATCH);
+            let rendered: Vec<_> = if several {
+                batch.into_par_iter().filter_map(render).collect()
+            } else {
+                batch.filter_map(render).collect()
+            };
+            for result in rendered {
+                let (output, matched) = result?;
+                self.tally.matched |= matched;
+                self.out.write_all(&output)?;
+            }
         }
         Ok(())
     }

@@ -32,17 +32,19 @@ struct SubjectFacts<'a> {
 
 /// Runs `kb facts`.
 pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
-    let subjects = match read::subjects(&args.inputs) {
-        Ok(subjects) => subjects,
+    let split = match read::subjects(&args.inputs) {
+        Ok(split) => split,
         Err(message) => {
             report::input_error(&message);
             return Exit::BadInput;
         }
     };
     let mut out = crate::output::text_stdout();
-    let shown = subjects
+    // One at a time: a cluster's subjects are put together when asked for.
+    let shown = split
+        .subjects()
         .iter()
-        .try_for_each(|subject| show(&mut out, kb, subject, args.json))
+        .try_for_each(|subject| show(&mut out, kb, &subject, args.json))
         .and_then(|()| out.flush());
     crate::output::written(shown, Exit::Ok)
 }
