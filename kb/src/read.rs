@@ -13,6 +13,10 @@ use kb_engine::needs::{Needs, Pruner};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+mod yaml_watch;
+
+use yaml_watch::YamlWatch;
+
 /// The largest single document of a stream: a line of NDJSON, or a
 /// document of `--watch`.
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
@@ -225,10 +229,16 @@ impl Iterator for Lines {
 /// prints them (indented, over many lines): yields each document's first
 /// line and text as soon as its last byte has come. A document that is not
 /// JSON ends the stream with its error, since where the next one starts is
-/// then unknown.
+/// then unknown. A stream that starts as YAML (`-o yaml`) is read as
+/// YAML documents, taken whole at a `---` line or when the input pauses,
+/// each made JSON text.
 pub struct Documents {
     reader: Counted,
     ended: bool,
+    /// Whether a document was read: YAML may start a stream, not follow JSON.
+    any: bool,
+    /// The documents, once the stream is known to be YAML.
+    yaml: Option<YamlWatch>,
 }
 
 /// A source's reader that counts how long the document being read is, and
@@ -334,9 +344,9 @@ impl Counted {
     }
 }
 
-/// What is said of YAML under `--watch`.
-const YAML_WATCHED: &str = "YAML, and `--watch` reads JSON (`kubectl get -w -o json`): in YAML, \
-                            where an object ends shows only when the next one starts";
+/// What is said of YAML after JSON under `--watch`.
+const YAML_AFTER_JSON: &str = "YAML after JSON: `--watch` reads what `kubectl get -w` prints \
+                               with `-o json` or with `-o yaml`, not both";
 
 /// Reads `reader` as whole documents one after another; a byte order mark
 /// is passed over, UTF-16 refused.
@@ -365,6 +375,8 @@ pub fn documents(name: &str, input: Input) -> Result<Documents, String> {
             document: 0,
         },
         ended: false,
+        any: false,
+        yaml: None,
     })
 }
 
@@ -372,6 +384,9 @@ impl Iterator for Documents {
     type Item = (usize, Result<Vec<u8>, String>);
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(yaml) = &mut self.yaml {
+            return yaml.next();
+        }
         if self.ended {
             return None;
         }
@@ -403,10 +418,21 @@ impl Iterator for Documents {
             reader.rest_of_line().map_err(serde_json::Error::io)
         };
         // A scalar `---` or a line `kind: Pod`: not a document of JSON's.
-        if !json_start && read.as_ref().is_ok_and(|raw| is_yaml(raw)) {
+        if let Some(raw) = read.as_ref().ok().filter(|raw| !json_start && is_yaml(raw)) {
             self.ended = true;
-            return Some((start.line, Err(String::from(YAML_WATCHED))));
+            if self.any {
+                return Some((start.line, Err(String::from(YAML_AFTER_JSON))));
+            }
+            // The first line as it is, its indentation included.
+            let mut partial = vec![b' '; start.column - 1];
+            partial.extend(raw);
+            let rest = std::mem::replace(&mut reader.inner, Box::new(io::empty()));
+            return match YamlWatch::new(rest, partial, start.line) {
+                Ok(yaml) => self.yaml.insert(yaml).next(),
+                Err(error) => Some((start.line, Err(error.to_string()))),
+            };
         }
+        self.any = true;
         match read {
             Ok(raw) => {
                 reader.at.advance(&raw);

@@ -2,6 +2,7 @@
 //! documents as `-o json`, so the adapter and the rules see no difference.
 
 use kb_engine::json::Json;
+use serde::de::DeserializeOwned;
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Budget, DuplicateKeyPolicy, Error, Options};
 
@@ -39,22 +40,39 @@ const MAX_ALIASED: usize = 100_000;
 /// `---`) are passed over. `name` and `first_line`, the line `text` starts
 /// on, place its errors as they place JSON's.
 pub fn documents(text: &[u8], name: &str, first_line: usize) -> Result<Vec<Json<'static>>, String> {
-    let documents: Vec<Json<'static>> =
-        serde_saphyr::from_slice_multiple_with_options(text, options()).map_err(
-            |error| match error.without_snippet().location() {
-                Some(at) => format!(
-                    "{name}:{}:{}: invalid YAML: {}",
-                    at.line() as usize + first_line - 1,
-                    at.column(),
-                    message(&error)
-                ),
-                None => format!("{name}: invalid YAML: {}", message(&error)),
-            },
-        )?;
+    let documents: Vec<Json<'static>> = parse(text).map_err(|invalid| match invalid.at {
+        Some((line, column)) => format!(
+            "{name}:{}:{column}: invalid YAML: {}",
+            line + first_line - 1,
+            invalid.message
+        ),
+        None => format!("{name}: invalid YAML: {}", invalid.message),
+    })?;
     Ok(documents
         .into_iter()
         .filter(|document| !matches!(document, Json::Null))
         .collect())
+}
+
+/// What is wrong with a YAML text, and where, when known: its line and
+/// column, 1-based.
+#[derive(Debug)]
+pub struct Invalid {
+    /// The line and column.
+    pub at: Option<(usize, usize)>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Every document of a YAML text, empty ones as `null`.
+pub fn parse<T: DeserializeOwned>(text: &[u8]) -> Result<Vec<T>, Invalid> {
+    serde_saphyr::from_slice_multiple_with_options(text, options()).map_err(|error| Invalid {
+        at: error
+            .without_snippet()
+            .location()
+            .map(|at| (at.line() as usize, at.column() as usize)),
+        message: message(&error),
+    })
 }
 
 /// What is wrong, without where, which kb says first, as for JSON.

@@ -832,17 +832,28 @@ fn broken_deep_or_self_multiplying_yaml_is_refused_where_it_fails() {
          its size in memory); give it as JSON (`-o json`), read up to 1024 MiB keeping what the \
          rules read",
     );
-    let watched = "YAML, and `--watch` reads JSON (`kubectl get -w -o json`): in YAML, where an \
-                   object ends shows only when the next one starts";
-    for yaml in [
-        "apiVersion: v1\nkind: Pod\n",
-        "---\napiVersion: v1\nkind: Pod\n",
-    ] {
-        let out = common::run_stdin(["eval", "--watch", "-"], yaml);
-        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
-        assert_contains(&out.stderr, &format!("<stdin>:1: {watched}"));
-        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    // Under `--watch`: YAML read as it starts (a `---` first, indented), not
+    // after JSON; a document beyond 64 MiB (sparse: one line of zeros).
+    for (yaml, line) in [("---\nkind: Pod\n", 2), ("# Source: web\n  kind: Pod\n", 1)] {
+        let out = common::run_stdin(["eval", "--watch", "-", "--format", "json"], yaml);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert_eq!(json_values(&out.stdout)[0]["line"], line, "{}", out.stdout);
     }
+    let out = common::run_stdin(
+        ["eval", "--watch", "-"],
+        "{\"kind\": \"Pod\"}\napiVersion: v1\nkind: Pod\n",
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_contains(
+        &out.stderr,
+        "<stdin>:2: YAML after JSON: `--watch` reads what `kubectl get -w` prints with `-o json` \
+         or with `-o yaml`, not both",
+    );
+    let over = sparse(&dir, "over-64.yaml", "kind: Pod\n---\n", 65 << 20);
+    let out = run([OsStr::new("eval"), OsStr::new("--watch"), over.as_os_str()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_contains(&out.stderr, "over-64.yaml:3: a document larger than 64 MiB");
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
 }
 
 /// What the API server answers when a request fails (`kubectl get --raw`,

@@ -1600,6 +1600,59 @@ fn watch_diagnoses_each_document_as_it_arrives_while_the_input_is_open() {
     assert!(live.close());
 }
 
+/// `kubectl get -w -o yaml` writes `---` before each object but the first,
+/// so an object's end shows only when the next comes: each is diagnosed
+/// when the input pauses after it, again if more of it comes after all,
+/// and a broken one is said at its end, the documents after it read on.
+#[test]
+fn watch_diagnoses_yaml_documents_when_the_input_pauses_after_each() {
+    let pod = fs::read_to_string(data("yaml/oomkilled-pod.yaml")).unwrap();
+    let lines = pod.lines().count();
+    let mut live = Live::start(&["eval", "--watch", "--format", "json"]);
+    live.send(&pod);
+    let result = live.next();
+    assert_eq!(
+        (&result["line"], confirmed(&result)[0].as_str()),
+        (&json!(1), "crash.oom-limit")
+    );
+    // With `--output-watch-events`, each object comes in its event.
+    let indented: String = pod.lines().map(|line| format!("  {line}\n")).collect();
+    live.send(&format!("---\nobject:\n{indented}type: DELETED\n"));
+    let result = live.next();
+    let deleted_at = lines + 2;
+    assert_eq!(result["line"], deleted_at);
+    assert_eq!(confirmed(&result)[0], "crash.oom-limit");
+    assert_contains(
+        &result["warnings"][0].to_string(),
+        "was deleted: this is its last state",
+    );
+    // An object that pauses halfway is diagnosed as far as it came, then whole.
+    let (start, rest) = pod.split_at(pod.match_indices('\n').nth(4).unwrap().0 + 1);
+    live.send(&format!("---\n{start}"));
+    let halfway = deleted_at + lines + 3;
+    assert_eq!(live.next()["line"], halfway);
+    live.send(rest);
+    let result = live.next();
+    assert_eq!(
+        (&result["line"], confirmed(&result)[0].as_str()),
+        (&json!(halfway), "crash.oom-limit")
+    );
+    // Broken YAML is known broken at the next `---`; what follows is read.
+    let broken = halfway + lines + 1;
+    live.send("---\nkind: [\n");
+    live.send(&format!("---\n{pod}"));
+    assert_eq!(
+        live.next(),
+        json!({"line": broken, "error": "column 7: invalid YAML: unclosed bracket '['"})
+    );
+    let result = live.next();
+    assert_eq!(
+        (&result["line"], confirmed(&result)[0].as_str()),
+        (&json!(broken + 2), "crash.oom-limit")
+    );
+    assert!(!live.close(), "a broken document makes the exit code 2");
+}
+
 #[test]
 fn documents_on_stdin_that_has_not_ended_get_a_note_pointing_to_watch() {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kb"))

@@ -44,9 +44,9 @@ pub struct Args {
     #[arg(long, value_name = "CAUSE")]
     pub why_not: Option<String>,
     /// Diagnose each document on its own as soon as it has come, for a
-    /// stream that stays open: what `kubectl get pod NAME -w -o json` prints
-    /// (with `--output-watch-events` too), or a snapshot of a namespace
-    /// taken again and again. One input only.
+    /// stream that stays open: what `kubectl get pod NAME -w -o json` (or
+    /// `-o yaml`) prints, with `--output-watch-events` too, or a snapshot of a
+    /// namespace taken again and again. One input only.
     #[arg(long, short)]
     pub watch: bool,
 }
