@@ -919,4 +919,32 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn yaml_documents_are_placed_on_the_lines_yaml_counts() {
+        // A lone `\r` breaks a line in YAML: the error is on the third line,
+        // and the next document starts on the fifth.
+        let text = "x: 1\r\ry: [\n---\ny: 1\n---\n# only a comment\n---\r\nz: 1\r\n";
+        for capacity in [1, 5, 64] {
+            let reader = BufReader::with_capacity(capacity, text.as_bytes());
+            let read: Vec<(usize, Result<String, String>)> = documents("test", reader.into())
+                .unwrap()
+                .map(|(line, document)| (line, document.map(|d| String::from_utf8(d).unwrap())))
+                .collect();
+            assert_eq!(
+                read,
+                [
+                    (
+                        3,
+                        Err(String::from(
+                            "column 4: invalid YAML: unclosed bracket '['"
+                        ))
+                    ),
+                    (5, Ok(String::from("{\"y\":1}"))),
+                    (9, Ok(String::from("{\"z\":1}"))),
+                ],
+                "buffer of {capacity}"
+            );
+        }
+    }
 }

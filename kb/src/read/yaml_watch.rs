@@ -31,7 +31,8 @@ pub(super) struct YamlWatch {
     searched: usize,
     /// Whether the input has ended.
     input_ended: bool,
-    /// The number of the next line to come.
+    /// The number of the next line to come, lines counted as YAML counts
+    /// them.
     next_line: usize,
     /// The document being read, the number of its first line, and whether
     /// it has any line that is not blank.
@@ -183,7 +184,7 @@ impl Iterator for YamlWatch {
                 }
             };
             let number = self.next_line;
-            self.next_line += 1;
+            self.next_line += 1 + lone_carriage_returns(&line);
             let marker = is_marker(&line);
             let found = match marker {
                 Some(_) => self.take(Boundary::End),
@@ -258,6 +259,14 @@ fn is_marker(line: &[u8]) -> Option<Marker> {
     } else {
         None
     }
+}
+
+/// How many `\r` of a line are not followed by `\n`: YAML counts each as
+/// a line break, as its errors' positions do.
+fn lone_carriage_returns(line: &[u8]) -> usize {
+    memchr::memchr_iter(b'\r', line)
+        .filter(|&at| line.get(at + 1) != Some(&b'\n'))
+        .count()
 }
 
 fn is_blank(text: &[u8]) -> bool {
