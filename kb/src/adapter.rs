@@ -156,6 +156,11 @@ enum Parts<'t> {
     Cluster(Box<Cluster<'t>>),
 }
 
+/// How many of a whole input's subjects are put together and diagnosed at
+/// once: enough to keep every core busy, few enough that their copies of
+/// events and nodes take little memory.
+pub const BATCH: usize = 256;
+
 /// A split input's subjects, each put together when asked for.
 pub struct Subjects<'a, 't>(Indexed<'a, 't>);
 
@@ -215,11 +220,6 @@ impl<'a, 't> Subjects<'a, 't> {
             Indexed::Given(subjects) => subjects.get(i).map(Cow::Borrowed),
             Indexed::Cluster(cluster) => cluster.get(i).map(Cow::Owned),
         }
-    }
-
-    /// Each subject in input order, put together as it is reached.
-    pub fn iter(&self) -> impl Iterator<Item = Cow<'a, Subject<'t>>> + '_ {
-        (0..self.len()).filter_map(|i| self.get(i))
     }
 }
 

@@ -936,9 +936,7 @@ mod tests {
                 [
                     (
                         3,
-                        Err(String::from(
-                            "column 4: invalid YAML: unclosed bracket '['"
-                        ))
+                        Err(String::from("column 4: invalid YAML: unclosed bracket '['"))
                     ),
                     (5, Ok(String::from("{\"y\":1}"))),
                     (9, Ok(String::from("{\"z\":1}"))),

@@ -95,11 +95,6 @@ type Rendered = (Vec<u8>, bool);
 /// stays bounded by a few times this many bundles whatever the stream's length.
 const BATCH: usize = 64;
 
-/// How many of a whole input's subjects are put together and diagnosed
-/// at once: enough to keep every core busy, few enough that their copies
-/// of events and nodes take little memory.
-const SUBJECTS_BATCH: usize = 256;
-
 /// The largest line buffer handed back to the reader for the next lines; a
 /// buffer that once held a huge line is freed, not kept for small ones.
 const MAX_REUSED_BUFFER: usize = 1 << 20;
@@ -239,8 +234,8 @@ impl Run<'_> {
             let subject = subjects.get(i)?;
             Some(context.render(&subject, None, several))
         };
-        for start in (0..subjects.len()).step_by(SUBJECTS_BATCH) {
-            let batch = start..subjects.len().min(start + SUBJECTS_BATCH);
+        for start in (0..subjects.len()).step_by(adapter::BATCH) {
+            let batch = start..subjects.len().min(start + adapter::BATCH);
             let rendered: Vec<_> = if several {
                 batch.into_par_iter().filter_map(render).collect()
             } else {

@@ -1,12 +1,13 @@
 //! `kb facts`: the facts the rules see in an input.
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use kb_engine::KnowledgeBase;
 use kb_engine::diagnosis::{FactSeen, FactState};
+use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::adapter::Subject;
+use crate::adapter::{self, Subject};
 use crate::exit::Exit;
 use crate::read;
 use crate::report;
@@ -40,11 +41,22 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
         }
     };
     let mut out = crate::output::text_stdout();
-    // One at a time: a cluster's subjects are put together when asked for.
-    let shown = split
-        .subjects()
-        .iter()
-        .try_for_each(|subject| show(&mut out, kb, &subject, args.json))
+    // A batch at a time on every core, written in order, as `kb eval` does.
+    let subjects = split.subjects();
+    let shown = (0..subjects.len())
+        .step_by(adapter::BATCH)
+        .try_for_each(|start| {
+            let batch = start..subjects.len().min(start + adapter::BATCH);
+            let shown: Vec<io::Result<Vec<u8>>> = batch
+                .into_par_iter()
+                .filter_map(|i| subjects.get(i))
+                .map(|subject| {
+                    let mut text = Vec::new();
+                    show(&mut text, kb, &subject, args.json).map(|()| text)
+                })
+                .collect();
+            shown.into_iter().try_for_each(|text| out.write_all(&text?))
+        })
         .and_then(|()| out.flush());
     crate::output::written(shown, Exit::Ok)
 }
