@@ -6,7 +6,7 @@
 
 use std::io::{self, BufRead};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use super::MAX_DOCUMENT_BYTES;
@@ -24,6 +24,8 @@ const CHUNKS_AHEAD: usize = 16;
 /// text, or an error at a line; items of [`super::Documents`].
 pub(super) struct YamlWatch {
     chunks: Receiver<io::Result<Vec<u8>>>,
+    /// The thread reading them.
+    reading: Option<JoinHandle<()>>,
     /// What was read and is not yet in lines, from `split`; no newline
     /// is before `searched`.
     read: Vec<u8>,
@@ -63,13 +65,14 @@ impl YamlWatch {
         line: usize,
     ) -> io::Result<Self> {
         let (send, chunks) = mpsc::sync_channel(CHUNKS_AHEAD);
-        // Not joined: when the output fails, the command ends without
-        // waiting for more input.
-        thread::Builder::new()
+        // Joined only once the input has ended: when the output fails, the
+        // command ends without waiting for more input.
+        let reading = thread::Builder::new()
             .name(String::from("kb-read-yaml"))
             .spawn(move || read_chunks(reader, &send))?;
         Ok(Self {
             chunks,
+            reading: Some(reading),
             read: partial,
             split: 0,
             searched: 0,
@@ -157,6 +160,14 @@ impl YamlWatch {
             }
         }
         found
+    }
+}
+
+impl Drop for YamlWatch {
+    fn drop(&mut self) {
+        if let Some(reading) = self.reading.take().filter(|_| self.input_ended) {
+            let _ = reading.join();
+        }
     }
 }
 
