@@ -41,20 +41,22 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
         }
     };
     let mut out = crate::output::text_stdout();
-    // A batch at a time on every core, written in order, as `kb eval` does.
+    // A batch at a time on every core, written in order, as `kb eval` does
+    // (one subject on this thread).
     let subjects = split.subjects();
+    let shown_one = |i| {
+        let subject = subjects.get(i)?;
+        let mut text = Vec::new();
+        Some(show(&mut text, kb, &subject, args.json).map(|()| text))
+    };
     let shown = (0..subjects.len())
         .step_by(adapter::BATCH)
         .try_for_each(|start| {
             let batch = start..subjects.len().min(start + adapter::BATCH);
-            let shown: Vec<io::Result<Vec<u8>>> = batch
-                .into_par_iter()
-                .filter_map(|i| subjects.get(i))
-                .map(|subject| {
-                    let mut text = Vec::new();
-                    show(&mut text, kb, &subject, args.json).map(|()| text)
-                })
-                .collect();
+            let shown: Vec<io::Result<Vec<u8>>> = match subjects.len() {
+                1 => batch.filter_map(shown_one).collect(),
+                _ => batch.into_par_iter().filter_map(shown_one).collect(),
+            };
             shown.into_iter().try_for_each(|text| out.write_all(&text?))
         })
         .and_then(|()| out.flush());
