@@ -1615,11 +1615,14 @@ fn watch_diagnoses_yaml_documents_when_the_input_pauses_after_each() {
         (&result["line"], confirmed(&result)[0].as_str()),
         (&json!(1), "crash.oom-limit")
     );
+    // A blank line after it, and a pause, change nothing.
+    live.send("\n");
+    std::thread::sleep(Duration::from_millis(300));
     // With `--output-watch-events`, each object comes in its event.
     let indented: String = pod.lines().map(|line| format!("  {line}\n")).collect();
     live.send(&format!("---\nobject:\n{indented}type: DELETED\n"));
     let result = live.next();
-    let deleted_at = lines + 2;
+    let deleted_at = lines + 3;
     assert_eq!(result["line"], deleted_at);
     assert_eq!(confirmed(&result)[0], "crash.oom-limit");
     assert_contains(

@@ -36,13 +36,14 @@ pub(super) struct YamlWatch {
     /// The number of the next line to come, lines counted as YAML counts
     /// them.
     next_line: usize,
-    /// The document being read, the number of its first line, and whether
-    /// it has any line that is not blank.
+    /// The document being read, the number of its first line, and how
+    /// long it is up to the end of its last line that is not blank (0 when
+    /// it has none).
     document: Vec<u8>,
     start: usize,
-    written: bool,
-    /// How long the document was when last tried at a pause, and whether
-    /// it was taken then.
+    content: usize,
+    /// How long its content was when last tried at a pause, and whether it
+    /// was taken then: blank lines after it change nothing.
     tried: Option<(usize, bool)>,
     ended: bool,
 }
@@ -80,7 +81,7 @@ impl YamlWatch {
             next_line: line,
             document: Vec::new(),
             start: line,
-            written: false,
+            content: 0,
             tried: None,
             ended: false,
         })
@@ -110,10 +111,8 @@ impl YamlWatch {
             if self.input_ended {
                 return Ok(None);
             }
-            let untried = self
-                .tried
-                .is_none_or(|(length, _)| length != self.document.len());
-            let chunk = if untried && self.written {
+            let untried = self.tried.is_none_or(|(length, _)| length != self.content);
+            let chunk = if untried && self.content > 0 {
                 match self.chunks.recv_timeout(PAUSE) {
                     Ok(chunk) => Some(chunk),
                     Err(RecvTimeoutError::Timeout) => return Err(()),
@@ -139,8 +138,8 @@ impl YamlWatch {
     /// whole as it is, or (at a pause) does not read as YAML yet. At its
     /// end, it is given up for the next.
     fn take(&mut self, boundary: Boundary) -> Option<(usize, Result<Vec<u8>, String>)> {
-        let taken_as_it_is = self.tried == Some((self.document.len(), true));
-        let found = if !self.written || taken_as_it_is {
+        let taken_as_it_is = self.tried == Some((self.content, true));
+        let found = if self.content == 0 || taken_as_it_is {
             None
         } else {
             match (to_json(&self.document), &boundary) {
@@ -152,10 +151,10 @@ impl YamlWatch {
             }
         };
         match boundary {
-            Boundary::Pause => self.tried = Some((self.document.len(), found.is_some())),
+            Boundary::Pause => self.tried = Some((self.content, found.is_some())),
             Boundary::End => {
                 self.document.clear();
-                self.written = false;
+                self.content = 0;
                 self.tried = None;
             }
         }
@@ -204,11 +203,10 @@ impl Iterator for YamlWatch {
             // A bare `---` or `...` is no part of a document.
             let bare = marker.is_some() && line.trim_ascii_end().len() == 3;
             if !bare && marker != Some(Marker::End) {
-                if !self.written {
+                if self.content == 0 {
                     // Its first line is the first that is not blank.
                     self.document.clear();
                     self.start = number;
-                    self.written = !is_blank(&line);
                 }
                 if self.document.len() + line.len() > MAX_DOCUMENT_BYTES {
                     self.ended = true;
@@ -218,7 +216,11 @@ impl Iterator for YamlWatch {
                         Err(format!("a document larger than {most} MiB")),
                     ));
                 }
+                let blank = is_blank(&line);
                 self.document.extend(line);
+                if !blank {
+                    self.content = self.document.len();
+                }
             }
             if found.is_some() {
                 return found;
