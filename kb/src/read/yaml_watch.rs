@@ -58,7 +58,7 @@ enum Boundary {
 }
 
 impl YamlWatch {
-    /// Reads `reader` on a thread of their own; `partial` is the start of
+    /// Reads `reader` on a thread of its own; `partial` is the start of
     /// line `line`, already read.
     pub(super) fn new(
         reader: Box<dyn BufRead + Send>,
