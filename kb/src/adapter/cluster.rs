@@ -439,7 +439,7 @@ fn subject_label(kind: Option<&str>, object: &Json<'_>) -> String {
     }
 }
 
-/// What a deleted object's last state is told.
+/// The warning that a watch event says an object was deleted.
 fn deletion(gone: &str) -> String {
     format!("a watch event says `{gone}` was deleted: this is its last state")
 }
