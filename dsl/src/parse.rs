@@ -1021,14 +1021,12 @@ fn suggest_keyword(found: &str, expected: &[&str]) -> Option<String> {
     if found.len() < 2 {
         return None;
     }
-    expected
+    let keywords = expected
         .iter()
         .flat_map(|words| words.split('`').skip(1).step_by(2))
-        .filter(|keyword| keyword.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
-        // As many edits apart as their lengths differ, at least.
-        .filter(|keyword| keyword.len().abs_diff(found.chars().count()) <= 2)
-        .map(|keyword| (strsim::damerau_levenshtein(found, keyword), keyword))
-        .filter(|(distance, keyword)| *distance > 0 && *distance <= 2.min(keyword.len() / 2))
+        .filter(|keyword| keyword.chars().all(|c| c.is_ascii_alphabetic() || c == '_'));
+    crate::problem::within_edits(found, keywords, 2)
+        .filter(|(distance, keyword)| *distance > 0 && *distance <= keyword.len() / 2)
         .min()
         .map(|(_, keyword)| keyword.to_owned())
 }

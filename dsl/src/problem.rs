@@ -25,6 +25,24 @@ pub fn quoted(word: &str, what: &str) -> String {
     }
 }
 
+/// The candidates at most `most` edits from `word` (Damerau–Levenshtein),
+/// each with its distance, to suggest one for a misspelling. A candidate
+/// whose length differs by more is that many edits apart at least, and is
+/// not compared: a word of any length (a key of a document, as long as it
+/// may be) costs no more than a short one.
+pub fn within_edits<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+    most: usize,
+) -> impl Iterator<Item = (usize, &'c str)> {
+    let length = word.chars().count();
+    candidates
+        .into_iter()
+        .filter(move |candidate| candidate.chars().count().abs_diff(length) <= most)
+        .map(move |candidate| (strsim::damerau_levenshtein(word, candidate), candidate))
+        .filter(move |(distance, _)| *distance <= most)
+}
+
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {

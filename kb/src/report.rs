@@ -87,15 +87,8 @@ pub fn counted(n: usize, noun: &str) -> String {
 /// `crash.liveness-probe`); else nothing.
 pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
     const SHOWN: usize = 5;
-    let length = name.chars().count();
-    let limit = (length / 3).max(2);
-    let close = candidates
-        .iter()
-        // As many edits apart as their lengths differ, at least.
-        .filter(|c| c.chars().count().abs_diff(length) <= limit)
-        .map(|c| (strsim::damerau_levenshtein(name, c), *c))
-        .filter(|(d, _)| *d <= limit)
-        .min();
+    let limit = (name.chars().count() / 3).max(2);
+    let close = kb_dsl::problem::within_edits(name, candidates.iter().copied(), limit).min();
     let sharing = sharing_most_words(name, candidates);
     if let Some((_, c)) = close
         && (sharing.is_empty() || sharing.contains(&c))

@@ -114,15 +114,8 @@ pub(crate) fn suggest<'a>(
     name: &str,
     candidates: impl Iterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let length = name.chars().count();
-    let limit = (length / 3).max(1);
-    candidates
-        // Names differing in length by more than the limit are that many
-        // edits apart at least: not compared, a name of any length (a key of
-        // a document, as long as it may be) costs no more than a short one.
-        .filter(|candidate| candidate.chars().count().abs_diff(length) <= limit)
-        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), candidate))
-        .filter(|(distance, _)| *distance <= limit)
+    let limit = (name.chars().count() / 3).max(1);
+    kb_dsl::problem::within_edits(name, candidates, limit)
         .min()
         .map(|(_, candidate)| candidate)
 }
