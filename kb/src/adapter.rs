@@ -7,10 +7,12 @@
 //! naming what was found; nothing given is dropped silently.
 
 use std::borrow::Cow;
+use std::io;
 
 use kb_engine::KnowledgeBase;
 use kb_engine::json::{Json, Object};
 use kb_engine::needs::{Needs, Pruner};
+use rayon::prelude::*;
 
 mod cluster;
 
@@ -159,7 +161,7 @@ enum Parts<'t> {
 /// How many of a whole input's subjects are put together and diagnosed at
 /// once: enough to keep every core busy, few enough that their copies of
 /// events and nodes take little memory.
-pub const BATCH: usize = 256;
+const BATCH: usize = 256;
 
 /// A split input's subjects, each put together when asked for.
 pub struct Subjects<'a, 't>(Indexed<'a, 't>);
@@ -220,6 +222,26 @@ impl<'a, 't> Subjects<'a, 't> {
             Indexed::Given(subjects) => subjects.get(i).map(Cow::Borrowed),
             Indexed::Cluster(cluster) => cluster.get(i).map(Cow::Owned),
         }
+    }
+
+    /// Hands each subject to `render`, put together [`BATCH`] at a time on
+    /// every core (one alone on this thread: starting the threads would
+    /// take longer), and what it gives to `write`, in input order.
+    pub fn render_in_order<R: Send>(
+        &self,
+        render: impl Fn(&Subject<'t>) -> R + Sync,
+        mut write: impl FnMut(R) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let render_one = |i| self.get(i).map(|subject| render(&subject));
+        for start in (0..self.len()).step_by(BATCH) {
+            let batch = start..self.len().min(start + BATCH);
+            let rendered: Vec<R> = match self.len() {
+                1 => batch.filter_map(render_one).collect(),
+                _ => batch.into_par_iter().filter_map(render_one).collect(),
+            };
+            rendered.into_iter().try_for_each(&mut write)?;
+        }
+        Ok(())
     }
 }
 

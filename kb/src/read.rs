@@ -776,7 +776,7 @@ pub fn describe(error: &serde_json::Error) -> String {
 
 /// Reads every input whole (NDJSON lines included) and splits it into
 /// subjects: for commands that look at a few inputs, not a stream.
-pub fn subjects(inputs: &[String]) -> Result<crate::adapter::Split<'static>, String> {
+pub fn split(inputs: &[String]) -> Result<crate::adapter::Split<'static>, String> {
     let everything = Needs::everything().pruner();
     let mut documents = Vec::new();
     for name in inputs {

@@ -219,10 +219,8 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Diagnoses a whole input's subjects: on every core, a batch at a time
-    /// (a cluster's dump holds thousands, each put together with copies of
-    /// its events and node), written in order. One is diagnosed here:
-    /// starting the threads would take longer than diagnosing it.
+    /// Diagnoses a whole input's subjects (a cluster's dump holds thousands)
+    /// and writes them in order.
     fn subjects(&mut self, subjects: &adapter::Subjects<'_, '_>) -> io::Result<()> {
         if subjects.is_empty() {
             self.bad_input("the input holds no pod, owner, namespace or facts to diagnose");
@@ -230,24 +228,14 @@ impl Run<'_> {
         }
         let several = subjects.len() > 1;
         let context = &self.context;
-        let render = |i| {
-            let subject = subjects.get(i)?;
-            Some(context.render(&subject, None, several))
-        };
-        for start in (0..subjects.len()).step_by(adapter::BATCH) {
-            let batch = start..subjects.len().min(start + adapter::BATCH);
-            let rendered: Vec<_> = if several {
-                batch.into_par_iter().filter_map(render).collect()
-            } else {
-                batch.filter_map(render).collect()
-            };
-            for result in rendered {
+        subjects.render_in_order(
+            |subject| context.render(subject, None, several),
+            |result| {
                 let (output, matched) = result?;
                 self.tally.matched |= matched;
-                self.out.write_all(&output)?;
-            }
-        }
-        Ok(())
+                self.out.write_all(&output)
+            },
+        )
     }
 
     /// Evaluates a stream: NDJSON, one result per line, or documents one

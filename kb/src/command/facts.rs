@@ -1,13 +1,12 @@
 //! `kb facts`: the facts the rules see in an input.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use kb_engine::KnowledgeBase;
 use kb_engine::diagnosis::{FactSeen, FactState};
-use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::adapter::{self, Subject};
+use crate::adapter::Subject;
 use crate::exit::Exit;
 use crate::read;
 use crate::report;
@@ -33,7 +32,7 @@ struct SubjectFacts<'a> {
 
 /// Runs `kb facts`.
 pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
-    let split = match read::subjects(&args.inputs) {
+    let split = match read::split(&args.inputs) {
         Ok(split) => split,
         Err(message) => {
             report::input_error(&message);
@@ -41,24 +40,15 @@ pub fn run(args: &Args, kb: &KnowledgeBase) -> Exit {
         }
     };
     let mut out = crate::output::text_stdout();
-    // A batch at a time on every core, written in order, as `kb eval` does
-    // (one subject on this thread).
-    let subjects = split.subjects();
-    let shown_one = |i| {
-        let subject = subjects.get(i)?;
-        let mut text = Vec::new();
-        Some(show(&mut text, kb, &subject, args.json).map(|()| text))
-    };
-    let shown = (0..subjects.len())
-        .step_by(adapter::BATCH)
-        .try_for_each(|start| {
-            let batch = start..subjects.len().min(start + adapter::BATCH);
-            let shown: Vec<io::Result<Vec<u8>>> = match subjects.len() {
-                1 => batch.filter_map(shown_one).collect(),
-                _ => batch.into_par_iter().filter_map(shown_one).collect(),
-            };
-            shown.into_iter().try_for_each(|text| out.write_all(&text?))
-        })
+    let shown = split
+        .subjects()
+        .render_in_order(
+            |subject| {
+                let mut text = Vec::new();
+                show(&mut text, kb, subject, args.json).map(|()| text)
+            },
+            |text| out.write_all(&text?),
+        )
         .and_then(|()| out.flush());
     crate::output::written(shown, Exit::Ok)
 }

@@ -49,7 +49,6 @@ pub(super) struct YamlWatch {
 }
 
 /// Why a document is taken.
-#[derive(PartialEq)]
 enum Boundary {
     /// The input paused: the document is taken only if it reads as YAML.
     Pause,
@@ -196,10 +195,7 @@ impl Iterator for YamlWatch {
             let number = self.next_line;
             self.next_line += 1 + lone_carriage_returns(&line);
             let marker = is_marker(&line);
-            let found = match marker {
-                Some(_) => self.take(Boundary::End),
-                None => None,
-            };
+            let found = marker.and_then(|_| self.take(Boundary::End));
             // A bare `---` or `...` is no part of a document.
             let bare = marker.is_some() && line.trim_ascii_end().len() == 3;
             if !bare && marker != Some(Marker::End) {
