@@ -224,9 +224,9 @@ impl<'a, 't> Subjects<'a, 't> {
         }
     }
 
-    /// Hands each subject to `render`, put together [`BATCH`] at a time on
-    /// every core (one alone on this thread: starting the threads would
-    /// take longer), and what it gives to `write`, in input order.
+    /// Hands each subject to `render`, put together 256 at a time on every
+    /// core (one alone on this thread: starting the threads would take
+    /// longer), and what it gives to `write`, in input order.
     pub fn render_in_order<R: Send>(
         &self,
         render: impl Fn(&Subject<'t>) -> R + Sync,
