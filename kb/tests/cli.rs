@@ -260,6 +260,60 @@ fn eval_crash_loop_oomkilled_confirms_the_memory_limit() {
     );
 }
 
+/// A sidecar (an init container with `restartPolicy: Always`) runs beside the
+/// app containers: when it crashes or fails its probe, the diagnosis is that
+/// of a container like theirs, its commands name it, and it is never taken
+/// for an init step that blocks the pod.
+#[test]
+fn a_sidecar_is_diagnosed_as_the_container_it_is_not_as_an_init_step() {
+    let out = eval_as(&fixture("crash-loop/sidecar-oom-limit.json"), "json");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    let symptoms: Vec<&Value> = array(&d["symptoms"]).iter().map(|s| &s["id"]).collect();
+    assert_eq!(symptoms, ["pod-crash-loop"]);
+    assert_eq!(confirmed(&d), ["crash.oom-limit"]);
+    let oom = commands(cause(&d, "crash.oom-limit"));
+    assert!(
+        oom.iter().any(|c| c.contains("-c istio-proxy --previous")),
+        "{oom:?}"
+    );
+
+    let out = eval_as(&fixture("not-ready/sidecar-probe-wrong-port.json"), "json");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let d = one_json(&out);
+    assert_eq!(d["symptoms"][0]["id"], "pod-not-ready");
+    assert_eq!(confirmed(&d), ["ready.probe-misconfigured"]);
+    let probe = commands(cause(&d, "ready.probe-misconfigured"));
+    assert!(
+        probe.iter().any(|c| c.contains("-c log-shipper")),
+        "{probe:?}"
+    );
+
+    // An init step that fails beside a crashing sidecar is the one named.
+    let mut bundle = read_json(&fixture("crash-loop/sidecar-oom-limit.json"));
+    let pod = &mut bundle["pod"];
+    let mut step = pod["spec"]["initContainers"][0].clone();
+    step["name"] = json!("db-migrate");
+    step.as_object_mut().unwrap().remove("restartPolicy");
+    pod["spec"]["initContainers"]
+        .as_array_mut()
+        .unwrap()
+        .push(step);
+    let mut status = pod["status"]["initContainerStatuses"][0].clone();
+    status["name"] = json!("db-migrate");
+    status["restartCount"] = json!(0);
+    status["lastState"] = json!({});
+    status["state"] = json!({"terminated": {"exitCode": 1, "reason": "Error"}});
+    pod["status"]["initContainerStatuses"]
+        .as_array_mut()
+        .unwrap()
+        .push(status);
+    let out = run_stdin(["eval", "-", "-f", "json"], compact(&bundle));
+    let d = one_json(&out);
+    let init = commands(cause(&d, "init.container-failed"));
+    assert!(init.iter().all(|c| !c.contains("istio-proxy")), "{init:?}");
+    assert!(init.iter().any(|c| c.contains("-c db-migrate")), "{init:?}");
+}
 #[test]
 fn eval_without_events_keeps_causes_possible_and_says_what_to_gather() {
     let out = eval_as(&fixture("pending/no-events.json"), "json");
@@ -2011,7 +2065,7 @@ fn wrong_types_at_every_fact_path_are_warnings_not_crashes() {
     let d = one_json(&out);
     let warnings = compact(&d["warnings"]);
     // Every fact the evaluation reads warns; facts nothing needs are not read.
-    for fact in ["phase", "node_name", "waiting_reasons"] {
+    for fact in ["phase", "node_name", "container_statuses"] {
         assert!(
             warnings.contains(&format!("`{fact}`")),
             "no warning about `{fact}`: {warnings}"

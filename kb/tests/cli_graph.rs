@@ -309,19 +309,20 @@ fn why_not_json_is_the_documented_object() {
 
 #[test]
 fn why_not_says_what_was_amiss_in_the_input() {
-    // A pod whose container statuses are a string: the way to the memory
-    // limit stops, and the report says why the facts are missing.
+    // A pod whose container statuses are a string: the facts read from them
+    // are unknown, the way to the memory limit stops there, and the report
+    // says why they are missing.
     let text = fs::read_to_string(example("crash-loop-oomkilled.json")).unwrap();
     let mut bundle: Value = serde_json::from_str(&text).unwrap();
     bundle["pod"]["status"]["containerStatuses"] = Value::from("order-service: OOMKilled");
     let args = ["eval", "-", "--why-not", "crash.oom-limit", "--format"];
     let warning = "`pod.status.containerStatuses` is a string (\"order-service: OOMKilled\"), \
                    where the rules read a list";
-    // No symptom matches without the statuses: exit 1.
+    // The crash loop is possible, not confirmed.
     let out = run_stdin(args.into_iter().chain(["json"]), bundle.to_string());
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(report["status"], "unreached", "{report}");
+    assert_eq!(report["status"], "possible", "{report}");
     let warnings = report["warnings"].as_array().unwrap();
     assert!(
         warnings
