@@ -27,6 +27,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "pending.untolerated-taint",
             "pending.no-ready-nodes",
             "pending.scheduler-down",
+            "pending.scheduling-gated",
             "pending.volume-zone-conflict",
             "pending.unbound-pvc",
             "pending.host-port-conflict",
@@ -113,6 +114,14 @@ const CATALOG: &[(&str, &[&str])] = &[
             "evicted.memory-pressure",
             "evicted.disk-pressure",
             "evicted.ephemeral-storage-limit",
+        ],
+    ),
+    (
+        "pod-rejected",
+        &[
+            "rejected.out-of-resources",
+            "rejected.device-unavailable",
+            "rejected.node-mismatch",
         ],
     ),
     ("pod-unknown", &["unknown.node-lost"]),
