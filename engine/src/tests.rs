@@ -1732,3 +1732,22 @@ cause c.old "Old" {{ fix "Roll out" {{ step "Roll out" }} }}
         pod["spec"]
     );
 }
+
+#[test]
+fn a_condition_written_on_several_lines_is_shown_on_one() {
+    let kb = kb(r#"
+symptom stuck "Stuck" {
+  when coalesce(
+    phase in [
+      "Pending", "Unknown"
+    ]
+      and restarts > 3,
+    false
+  )
+}
+"#);
+    assert_eq!(
+        kb.symptoms[0].when_text.as_str(),
+        r#"coalesce(phase in ["Pending", "Unknown"] and restarts > 3, false)"#
+    );
+}

@@ -87,13 +87,18 @@ fn loop_problem(mut members: Vec<(&Loc, &str)>, says: &str, help: &str) -> Optio
 }
 
 /// An expression as written, on one line: the author's line breaks and
-/// indentation become single spaces (no string literal spans lines).
+/// indentation become single spaces, or nothing just inside brackets (no
+/// string literal spans lines).
 fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut joined = String::with_capacity(text.len());
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let inside = joined.ends_with(['(', '[']) || line.starts_with([')', ']']);
+        if !joined.is_empty() && !inside {
+            joined.push(' ');
+        }
+        joined.push_str(line);
+    }
+    joined
 }
 
 /// Inputs and facts by name, with where each is declared.
