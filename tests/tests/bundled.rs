@@ -124,6 +124,10 @@ const CATALOG: &[(&str, &[&str])] = &[
             "rejected.node-mismatch",
         ],
     ),
+    (
+        "pod-node-shutdown",
+        &["shutdown.spot-reclaimed", "shutdown.node-shut-down"],
+    ),
     ("pod-unknown", &["unknown.node-lost"]),
     (
         "pod-terminating",
