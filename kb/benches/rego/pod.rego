@@ -359,6 +359,31 @@ liveness_killed if {
 	startswith(e.message, "Liveness probe failed")
 }
 
+default startup_probe_killed := false
+
+startup_probe_killed if {
+	some e in events
+	_killing_or_unnamed(e)
+	contains(e.message, "failed startup probe")
+}
+
+startup_probe_killed if {
+	some e in events
+	_unhealthy_or_unnamed(e)
+	startswith(e.message, "Startup probe failed")
+	_signal_or_no_exit
+}
+
+_signal_or_no_exit if exit_code in {137, 143}
+
+_signal_or_no_exit if not is_number(exit_code)
+
+default probe_killed := false
+
+probe_killed if liveness_killed
+
+probe_killed if startup_probe_killed
+
 _killing_or_unnamed(e) if e.reason == "Killing"
 
 _killing_or_unnamed(e) if not has(e, "reason")
@@ -381,6 +406,8 @@ crash_restart_events if {
 _crash_restart_message(m) if startswith(m, "Back-off restarting failed")
 
 _crash_restart_message(m) if contains(m, "failed liveness probe")
+
+_crash_restart_message(m) if contains(m, "failed startup probe")
 
 _crash_restart_message(m) if _start_refused(m)
 
@@ -459,6 +486,11 @@ causes contains "crash.liveness-probe" if {
 	liveness_killed
 }
 
+causes contains "crash.startup-probe" if {
+	crash_loop
+	startup_probe_killed
+}
+
 causes contains "crash.mount-target-missing" if {
 	crash_loop
 	contains(start_failure, "volume-subpaths")
@@ -470,6 +502,23 @@ causes contains "crash.read-only-filesystem" if {
 	contains(start_failure, "read-only file system")
 	not contains(start_failure, "mount through procfd")
 }
+
+# exec_format_error, where known to be true.
+_exec_format_error if contains(start_failure, "exec format error")
+
+_exec_format_error if contains(program_output, "exec format error")
+
+causes contains "crash.wrong-architecture" if {
+	crash_loop
+	_exec_format_error
+	_exec_format_exit
+}
+
+_exec_format_exit if is_string(start_failure)
+
+_exec_format_exit if not is_number(exit_code)
+
+_exec_format_exit if _app_exit
 
 causes contains "crash.command-not-found" if {
 	crash_loop
@@ -508,7 +557,7 @@ _program_said if {
 	not is_number(exit_code)
 	is_string(program_output)
 	not is_string(start_failure)
-	not liveness_killed
+	not probe_killed
 	not hook_post_start_failed
 }
 
@@ -539,6 +588,7 @@ causes contains "crash.config-invalid" if {
 causes contains "crash.app-error" if {
 	crash_loop
 	_app_exit
+	not _exec_format_error
 }
 
 # check node-oom, for a SIGKILL that was neither the cgroup's OOM kill nor the kubelet's.
@@ -546,7 +596,7 @@ causes contains "crash.oom-node" if {
 	crash_loop
 	exit_code == 137
 	not _oom_killed
-	not liveness_killed
+	not probe_killed
 	not hook_post_start_failed
 	_node_out_of_memory
 }
@@ -559,7 +609,7 @@ causes contains "crash.segfault" if {
 	crash_loop
 	exit_code > 128
 	exit_code != 137
-	not liveness_killed
+	not probe_killed
 	not hook_post_start_failed
 }
 
