@@ -53,6 +53,7 @@ const CATALOG: &[(&str, &[&str])] = &[
         "pod-image-pull",
         &[
             "image.not-found",
+            "image.platform-mismatch",
             "image.invalid-name",
             "image.registry-auth",
             "image.registry-unreachable",

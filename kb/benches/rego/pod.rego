@@ -722,7 +722,14 @@ image_access_denied := regex.match(`pull access denied|repository does not exist
 
 image_content_corrupted := regex.match(`unknown blob|blob unknown|file integrity checksum failed|failed size validation|unexpected commit digest|filesystem layer verification failed|readlink \S+: invalid argument|blobs/sha256:[0-9a-f]+ not found`, image_error)
 
-image_manifest_missing := regex.match(`code = NotFound|manifest unknown|manifest for \S+ not found|: not found\b|\bimage \S+ not found|name unknown|repository name not known to registry`, image_error)
+image_platform_missing := regex.match(`no match for (current )?platform|no matching manifest for|no image found in manifest list for architecture`, image_error)
+
+# A tag without a variant for the node's platform is not missing, though containerd says NotFound.
+image_manifest_missing := false if {
+	image_platform_missing == true
+} else := _manifest_missing_message
+
+_manifest_missing_message := regex.match(`code = NotFound|manifest unknown|manifest for \S+ not found|: not found\b|\bimage \S+ not found|name unknown|repository name not known to registry`, image_error)
 
 image_pull if image_waiting_reason in image_reasons
 
@@ -811,6 +818,11 @@ causes contains "image.pull-timeout" if {
 causes contains "image.corrupted" if {
 	_registry_answer
 	image_content_corrupted == true
+}
+
+causes contains "image.platform-mismatch" if {
+	_registry_answer
+	image_platform_missing == true
 }
 
 causes contains "image.registry-auth" if {
