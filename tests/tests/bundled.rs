@@ -131,6 +131,10 @@ const CATALOG: &[(&str, &[&str])] = &[
         "pod-node-shutdown",
         &["shutdown.spot-reclaimed", "shutdown.node-shut-down"],
     ),
+    (
+        "pod-deadline-exceeded",
+        &["deadline.work-too-long", "deadline.spent-starting"],
+    ),
     ("pod-unknown", &["unknown.node-lost"]),
     (
         "pod-terminating",
