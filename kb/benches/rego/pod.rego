@@ -67,7 +67,11 @@ last_message(list) := m if {
 	is_string(m)
 }
 
-container_statuses := s if {
+# The containers that run as long as the pod: the app containers, then the
+# sidecars (init containers with restartPolicy Always).
+container_statuses := array.concat(_app_statuses, [c | some c in init_container_statuses; c.name in sidecar_names])
+
+_app_statuses := s if {
 	s := input.pod.status.containerStatuses
 	is_array(s)
 } else := []
@@ -76,6 +80,8 @@ init_container_statuses := s if {
 	s := input.pod.status.initContainerStatuses
 	is_array(s)
 } else := []
+
+sidecar_names := {c.name | some c in input.pod.spec.initContainers; c.restartPolicy == "Always"}
 
 pod_conditions := c if {
 	c := input.pod.status.conditions
@@ -259,11 +265,26 @@ causes contains "pending.untolerated-taint" if {
 }
 
 # check scheduler-tried, reached when no branch of scheduler-says holds.
+causes contains "pending.scheduling-gated" if {
+	pending
+	not _scheduler_says
+	_gated
+}
+
+_gated if count(input.pod.spec.schedulingGates) > 0
+
+_gated if {
+	some c in pod_conditions
+	c.type == "PodScheduled"
+	c.reason == "SchedulingGated"
+}
+
 causes contains "pending.scheduler-down" if {
 	pending
 	not _scheduler_says
 	not scheduled_condition
 	count(scheduling_events) == 0
+	not count(input.pod.spec.schedulingGates) > 0
 }
 
 # -------------------------------------------------------------- crash loop
