@@ -314,6 +314,7 @@ fn a_sidecar_is_diagnosed_as_the_container_it_is_not_as_an_init_step() {
     assert!(init.iter().all(|c| !c.contains("istio-proxy")), "{init:?}");
     assert!(init.iter().any(|c| c.contains("-c db-migrate")), "{init:?}");
 }
+
 #[test]
 fn eval_without_events_keeps_causes_possible_and_says_what_to_gather() {
     let out = eval_as(&fixture("pending/no-events.json"), "json");
