@@ -2833,7 +2833,7 @@ fn an_unknown_id_exits_2_and_suggests_a_close_one_those_holding_it_or_sharing_it
     assert_eq!(word.code, 2);
     assert!(
         word.stderr
-            .contains("did you mean `crash.oom-limit`, `crash.oom-node` or `kernel_oom_kill`?"),
+            .contains("did you mean `crash.oom-limit`, `crash.oom-node`, `init.oom-limit` or `kernel_oom_kill`?"),
         "{}",
         word.stderr
     );

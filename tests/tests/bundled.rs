@@ -85,7 +85,16 @@ const CATALOG: &[(&str, &[&str])] = &[
             "crash.wrong-architecture",
         ],
     ),
-    ("pod-init-failure", &["init.container-failed"]),
+    (
+        "pod-init-failure",
+        &[
+            "init.container-failed",
+            "init.oom-limit",
+            "init.command-not-found",
+            "init.command-not-executable",
+            "init.wrong-architecture",
+        ],
+    ),
     (
         "pod-hook-failure",
         &["hook.post-start-failed", "hook.pre-stop-failed"],
