@@ -108,6 +108,8 @@ pub(crate) enum CExpr {
     Capture(ExprId, PatternId),
     /// A string read as a number (`"250"` → 250).
     ToNumber(ExprId),
+    /// The seconds from one RFC 3339 time to another.
+    SecondsBetween(ExprId, ExprId),
 }
 
 /// How far the ids of an arena moved when it was appended to another.
@@ -161,6 +163,7 @@ impl Shift {
             CExpr::Lower(a) => CExpr::Lower(e(a)),
             CExpr::Capture(a, pattern) => CExpr::Capture(e(a), p(pattern)),
             CExpr::ToNumber(a) => CExpr::ToNumber(e(a)),
+            CExpr::SecondsBetween(a, b) => CExpr::SecondsBetween(e(a), e(b)),
         }
     }
 }
@@ -304,6 +307,7 @@ impl Exprs {
             | CExpr::In(a, b)
             | CExpr::Any(a, b)
             | CExpr::All(a, b)
+            | CExpr::SecondsBetween(a, b)
             | CExpr::Count(a, Some(b)) => {
                 f(a);
                 f(b);
@@ -666,6 +670,19 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
                     _ => Value::Absent,
                 },
             },
+            CExpr::SecondsBetween(from, to) => {
+                let (from, to) = (self.eval(from), self.eval(to));
+                match (&from, &to) {
+                    (Value::Unknown, _) | (_, Value::Unknown) => Value::Unknown,
+                    _ => match (
+                        from.as_str().and_then(instant),
+                        to.as_str().and_then(instant),
+                    ) {
+                        (Some(from), Some(to)) => Value::Number(to - from),
+                        _ => Value::Absent,
+                    },
+                }
+            }
             CExpr::Lower(e) => match self.eval(e) {
                 value @ (Value::Unknown | Value::Absent) => value,
                 value => value
@@ -873,4 +890,16 @@ fn member<'a>(needle: &Value<'a>, items: impl Iterator<Item = Value<'a>>) -> Val
         (false, true) => Value::Unknown,
         (false, false) => Value::Bool(false),
     }
+}
+
+/// An RFC 3339 time (`2026-04-14T09:20:31Z`, as Kubernetes writes them) in
+/// seconds since the Unix epoch, its fraction kept.
+fn instant(text: &str) -> Option<f64> {
+    let time = chrono::DateTime::parse_from_rfc3339(text.trim()).ok()?;
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "seconds since 1970 fit in f64's 53 bits"
+    )]
+    let seconds = time.timestamp() as f64;
+    Some(seconds + f64::from(time.timestamp_subsec_nanos()) / 1e9)
 }

@@ -957,6 +957,110 @@ cause c.x "X" { fix "f" { step "s" } }
 }
 
 #[test]
+fn seconds_between_reads_kubernetes_times_and_is_absent_for_anything_else() {
+    let kb = kb(r#"
+input node "Node"
+fact started: string "When it started" { from pod.status.startTime }
+fact seen: string "When it was last seen" { from node.status.heartbeat }
+fact ran: number "Seconds it ran" { from seconds_between(started, seen) }
+symptom s "S" {
+  when exists(started) and ran >= 600
+  check "C" { if ran < 3600 => c.x }
+}
+cause c.x "X" { fix "f" { step "s" } }
+"#);
+    let ran = |started: Json, seen: Json| {
+        let d = eval(
+            &kb,
+            &json!({"pod": {"status": {"startTime": started}}, "node": {"status": {"heartbeat": seen}}}),
+        );
+        (d.symptoms.len(), status(&d, "c.x"))
+    };
+    // Whole seconds, as in statuses; a fraction and an offset, as in an event's eventTime.
+    assert_eq!(
+        ran(json!("2026-04-14T09:20:31Z"), json!("2026-04-14T09:45:00Z")),
+        (1, Some(Status::Confirmed))
+    );
+    assert_eq!(
+        ran(
+            json!("2026-04-14T09:20:31.520685Z"),
+            json!("2026-04-14T11:30:31.520685+02:00")
+        ),
+        (1, Some(Status::Confirmed)),
+        "11:30:31 at +02:00 is 09:30:31 UTC: ten minutes"
+    );
+    assert_eq!(
+        ran(
+            json!("2026-04-14T09:20:31.5Z"),
+            json!("2026-04-14T09:30:31Z")
+        ),
+        (0, None),
+        "599.5 seconds"
+    );
+    assert_eq!(
+        ran(json!("2026-04-14T09:20:31Z"), json!("2026-04-14T08:20:31Z")),
+        (0, None),
+        "backwards in time: negative"
+    );
+    assert_eq!(
+        ran(json!("2026-04-13T09:20:31Z"), json!("2026-04-14T09:20:31Z")),
+        (1, None),
+        "a day: the symptom, not the cause"
+    );
+    for (started, seen) in [
+        (json!("yesterday"), json!("2026-04-14T09:45:00Z")),
+        (json!("2026-04-14 09:20:31"), json!("2026-04-14T09:45:00Z")),
+        (json!(1_776_158_431), json!("2026-04-14T09:45:00Z")),
+        (json!("2026-04-14T09:20:31Z"), json!(null)),
+    ] {
+        assert_eq!(
+            ran(started.clone(), seen.clone()),
+            (0, None),
+            "{started} {seen}"
+        );
+    }
+    let unknown = eval(
+        &kb,
+        &json!({"pod": {"status": {"startTime": "2026-04-14T09:20:31Z"}}}),
+    );
+    assert_eq!(
+        unknown.symptoms.len(),
+        1,
+        "without the node the time is unknown, and the symptom possible"
+    );
+    assert_eq!(status(&unknown, "c.x"), Some(Status::Possible));
+
+    let found = problems(
+        r#"
+symptom s "S" {
+  when true
+  check "C" {
+    if seconds_between(restarts, phase) > 1 => c.x
+    if seconds_between(phase) > 1 => c.x
+    if second_between(phase, phase) > 1 => c.x
+  }
+}
+cause c.x "X" { fix "f" { step "s" } }
+"#,
+    );
+    let messages: Vec<&str> = found.iter().map(|p| p.message.as_str()).collect();
+    assert!(
+        messages.contains(
+            &"the first argument of `seconds_between` must be a string, but `restarts` is number"
+        ),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"`seconds_between` takes two times (strings), not 1"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"unknown function `second_between`"),
+        "{messages:#?}"
+    );
+}
+
+#[test]
 fn extensions_add_checks_and_fixes_and_replace_texts() {
     let kb = kb(&format!(
         "{PENDING}{}",

@@ -268,7 +268,7 @@ impl<'c> ExprCompiler<'c> {
             "any" | "all" => arity(2),
             "count" => arity(1) || arity(2),
             "coalesce" | "concat" => !args.is_empty(),
-            "capture" => arity(2),
+            "capture" | "seconds_between" => arity(2),
             _ => {
                 let mut problem = Problem::error(
                     Code::UnknownFunction,
@@ -305,6 +305,26 @@ impl<'c> ExprCompiler<'c> {
             let regex = self.regex(pattern, "`capture`")?;
             let regex = self.exprs.push_pattern(regex);
             return self.typed(CExpr::Capture(compiled, regex), Ty::String);
+        }
+        if let ("seconds_between", [from, to]) = (name, args) {
+            let (from_compiled, from_ty) = self.expr(from)?;
+            self.expect(
+                from,
+                &Ty::String,
+                &from_ty,
+                "the first argument of `seconds_between`",
+            )?;
+            let (to_compiled, to_ty) = self.expr(to)?;
+            self.expect(
+                to,
+                &Ty::String,
+                &to_ty,
+                "the second argument of `seconds_between`",
+            )?;
+            return self.typed(
+                CExpr::SecondsBetween(from_compiled, to_compiled),
+                Ty::Number,
+            );
         }
         let mut args = args.iter();
         let first = args.next()?;
@@ -496,8 +516,19 @@ impl<'c> ExprCompiler<'c> {
 
 /// The functions expressions may call.
 pub(super) const FUNCTIONS: &[&str] = &[
-    "all", "any", "capture", "coalesce", "concat", "count", "exists", "first", "last", "len",
+    "all",
+    "any",
+    "capture",
+    "coalesce",
+    "concat",
+    "count",
+    "exists",
+    "first",
+    "last",
+    "len",
     "lower",
+    "number",
+    "seconds_between",
 ];
 
 fn signature(name: &str) -> &'static str {
@@ -506,6 +537,7 @@ fn signature(name: &str) -> &'static str {
         "count" => "a list, and optionally a condition",
         "coalesce" | "concat" => "one or more arguments",
         "capture" => "a string and a regular expression",
+        "seconds_between" => "two times (strings)",
         _ => "one argument",
     }
 }

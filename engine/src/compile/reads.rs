@@ -177,7 +177,8 @@ impl Walker<'_> {
             | CExpr::Contains(a, b)
             | CExpr::StartsWith(a, b)
             | CExpr::EndsWith(a, b)
-            | CExpr::In(a, b) => {
+            | CExpr::In(a, b)
+            | CExpr::SecondsBetween(a, b) => {
                 self.consume(a);
                 self.consume(b);
                 Vec::new()
