@@ -96,6 +96,10 @@ const CATALOG: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "pod-init-stuck",
+        &["init.waiting-for-dependency", "init.step-hangs"],
+    ),
+    (
         "pod-hook-failure",
         &["hook.post-start-failed", "hook.pre-stop-failed"],
     ),
