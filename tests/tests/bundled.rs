@@ -100,6 +100,15 @@ const CATALOG: &[(&str, &[&str])] = &[
         &["init.waiting-for-dependency", "init.step-hangs"],
     ),
     (
+        "pod-disrupted",
+        &[
+            "disruption.preempted",
+            "disruption.noexecute-taint",
+            "disruption.evicted",
+            "disruption.node-deleted",
+        ],
+    ),
+    (
         "pod-hook-failure",
         &["hook.post-start-failed", "hook.pre-stop-failed"],
     ),
