@@ -54,6 +54,7 @@ const CATALOG: &[(&str, &[&str])] = &[
         &[
             "image.not-found",
             "image.platform-mismatch",
+            "image.node-disk-full",
             "image.invalid-name",
             "image.registry-auth",
             "image.registry-unreachable",

@@ -743,6 +743,8 @@ image_access_denied := regex.match(`pull access denied|repository does not exist
 
 image_content_corrupted := regex.match(`unknown blob|blob unknown|file integrity checksum failed|failed size validation|unexpected commit digest|filesystem layer verification failed|readlink \S+: invalid argument|blobs/sha256:[0-9a-f]+ not found`, image_error)
 
+image_disk_full := contains(image_error, "no space left on device")
+
 image_platform_missing := regex.match(`no match for (current )?platform|no matching manifest for|no image found in manifest list for architecture`, image_error)
 
 # A tag without a variant for the node's platform is not missing, though containerd says NotFound.
@@ -839,6 +841,11 @@ causes contains "image.pull-timeout" if {
 causes contains "image.corrupted" if {
 	_registry_answer
 	image_content_corrupted == true
+}
+
+causes contains "image.node-disk-full" if {
+	_registry_answer
+	image_disk_full == true
 }
 
 causes contains "image.platform-mismatch" if {
