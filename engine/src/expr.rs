@@ -672,15 +672,15 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             },
             CExpr::SecondsBetween(from, to) => {
                 let (from, to) = (self.eval(from), self.eval(to));
-                match (&from, &to) {
-                    (Value::Unknown, _) | (_, Value::Unknown) => Value::Unknown,
-                    _ => match (
-                        from.as_str().and_then(instant),
-                        to.as_str().and_then(instant),
-                    ) {
-                        (Some(from), Some(to)) => Value::Number(to - from),
-                        _ => Value::Absent,
-                    },
+                if from.is_unknown() || to.is_unknown() {
+                    return Value::Unknown;
+                }
+                match (
+                    from.as_str().and_then(instant),
+                    to.as_str().and_then(instant),
+                ) {
+                    (Some(from), Some(to)) => Value::Number(to - from),
+                    _ => Value::Absent,
                 }
             }
             CExpr::Lower(e) => match self.eval(e) {

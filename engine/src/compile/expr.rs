@@ -86,6 +86,13 @@ impl<'c> ExprCompiler<'c> {
         None
     }
 
+    /// An argument that must be a string, compiled.
+    fn string(&mut self, arg: &Expr, role: &str) -> Option<ExprId> {
+        let (compiled, ty) = self.expr(arg)?;
+        self.expect(arg, &Ty::String, &ty, role)?;
+        Some(compiled)
+    }
+
     pub fn expr(&mut self, expr: &Expr) -> Typed {
         match &expr.kind {
             ExprKind::Bool(b) => self.typed(CExpr::Bool(*b), Ty::Bool),
@@ -300,31 +307,15 @@ impl<'c> ExprCompiler<'c> {
             return self.concat(args);
         }
         if let ("capture", [text, pattern]) = (name, args) {
-            let (compiled, ty) = self.expr(text)?;
-            self.expect(text, &Ty::String, &ty, "the first argument of `capture`")?;
+            let compiled = self.string(text, "the first argument of `capture`")?;
             let regex = self.regex(pattern, "`capture`")?;
             let regex = self.exprs.push_pattern(regex);
             return self.typed(CExpr::Capture(compiled, regex), Ty::String);
         }
         if let ("seconds_between", [from, to]) = (name, args) {
-            let (from_compiled, from_ty) = self.expr(from)?;
-            self.expect(
-                from,
-                &Ty::String,
-                &from_ty,
-                "the first argument of `seconds_between`",
-            )?;
-            let (to_compiled, to_ty) = self.expr(to)?;
-            self.expect(
-                to,
-                &Ty::String,
-                &to_ty,
-                "the second argument of `seconds_between`",
-            )?;
-            return self.typed(
-                CExpr::SecondsBetween(from_compiled, to_compiled),
-                Ty::Number,
-            );
+            let from = self.string(from, "the first argument of `seconds_between`")?;
+            let to = self.string(to, "the second argument of `seconds_between`")?;
+            return self.typed(CExpr::SecondsBetween(from, to), Ty::Number);
         }
         let mut args = args.iter();
         let first = args.next()?;
