@@ -37,6 +37,17 @@ fn docs_writes_both_books_and_an_html_site() {
             "{index}"
         );
     }
+    // A cause's page shows the values its tests compared, not a whole object
+    // too long to read (a node affinity, a container's status).
+    for page in std::fs::read_dir(out.join("en/causes")).unwrap() {
+        let text = std::fs::read_to_string(page.unwrap().path()).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| l.starts_with("- ") && l.contains(" = `{"))
+        {
+            assert!(line.chars().count() < 240, "{line}");
+        }
+    }
     let html = dir.path().join("html");
     let run = common::run([
         "docs",

@@ -120,6 +120,8 @@ fn read_templates(dir: &std::path::Path) -> Result<BTreeMap<String, String>, Str
 
 /// Values the knowledge base's own tests saw when confirming each cause:
 /// the known facts of the conditions after the symptom's, up to three.
+/// An object longer than people are shown (a container's whole status, say)
+/// is left out: the values a condition compares in it say more.
 fn examples(loaded: &Loaded) -> Result<BTreeMap<String, Vec<Example>>, String> {
     let mut examples: BTreeMap<String, Vec<Example>> = BTreeMap::new();
     for outcome in rule_tests::run(loaded, None).map_err(|e| e.to_string())? {
@@ -135,9 +137,13 @@ fn examples(loaded: &Loaded) -> Result<BTreeMap<String, Vec<Example>>, String> {
                     .filter(|f| f.state == FactState::Known)
                 {
                     let Some(value) = &fact.value else { continue };
+                    let text = value.to_string();
+                    if value.is_object() && kb_docs_gen::clip(&text) != text {
+                        continue;
+                    }
                     let example = Example {
                         fact: fact.name.clone(),
-                        value: value.to_string(),
+                        value: text,
                     };
                     if seen.len() < 3 && !seen.contains(&example) {
                         seen.push(example);
