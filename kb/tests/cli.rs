@@ -260,6 +260,44 @@ fn eval_crash_loop_oomkilled_confirms_the_memory_limit() {
     );
 }
 
+/// A Job's container OOM-killed under `restartPolicy: Never` is never
+/// restarted: it is diagnosed as a crash loop's last run is, and its log is
+/// that of its one run, read without `--previous` (which finds no earlier
+/// run and fails); a crash loop's log is its previous run's.
+#[test]
+fn a_container_that_failed_for_good_is_diagnosed_and_its_log_read_without_previous() {
+    let d = one_json(&eval_as(&fixture("error/oom-limit-job.json"), "json"));
+    assert_eq!(d["symptoms"][0]["id"], "pod-error");
+    assert_eq!(confirmed(&d), ["crash.oom-limit"]);
+    let logs: Vec<String> = commands(cause(&d, "crash.oom-limit"))
+        .into_iter()
+        .filter(|c| c.starts_with("kubectl logs"))
+        .collect();
+    assert_eq!(
+        logs,
+        ["kubectl logs report-export-29600820-k7w2p -n billing -c export --tail=100"]
+    );
+
+    let d = one_json(&eval_as(&fixture("error/app-error-job.json"), "json"));
+    assert_eq!(confirmed(&d), ["crash.app-error"]);
+    let log = array(&d["missing"])
+        .iter()
+        .find(|m| m["fact"] == "previous_log")
+        .unwrap_or_else(|| panic!("previous_log not asked for: {d}"));
+    assert_eq!(
+        log["gather"],
+        "kubectl logs pod-reaper-29599380-x5vjq -n ops -c pod-reaper --tail=50"
+    );
+
+    let d = one_json(&eval_as(&example("crash-loop-oomkilled.json"), "json"));
+    assert!(
+        commands(cause(&d, "crash.oom-limit"))
+            .iter()
+            .any(|c| c.starts_with("kubectl logs") && c.contains(" --previous")),
+        "{d}"
+    );
+}
+
 /// A sidecar (an init container with `restartPolicy: Always`) runs beside the
 /// app containers: when it crashes or fails its probe, the diagnosis is that
 /// of a container like theirs, its commands name it, and it is never taken
