@@ -492,6 +492,19 @@ _app_exit if {
 	exit_code <= 125
 }
 
+# 128 and 193-255 are the program's own too, unless the runtime refused the start.
+_app_exit if {
+	_own_high_exit
+	not termination_reason in {"StartError", "ContainerCannotRun"}
+}
+
+_own_high_exit if exit_code == 128
+
+_own_high_exit if {
+	exit_code >= 193
+	exit_code <= 255
+}
+
 causes contains "crash.oom-limit" if {
 	crash_loop
 	_oom_killed
@@ -628,7 +641,8 @@ _node_out_of_memory if given("kernel_oom_kill") == true
 
 causes contains "crash.segfault" if {
 	crash_loop
-	exit_code > 128
+	exit_code >= 129
+	exit_code <= 192
 	exit_code != 137
 	not probe_killed
 	not hook_post_start_failed
