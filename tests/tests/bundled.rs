@@ -79,6 +79,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "crash.app-error",
             "crash.config-invalid",
             "crash.dns-failure",
+            "crash.dependency-unreachable",
             "crash.read-only-filesystem",
             "crash.mount-target-missing",
             "crash.ipv6-unsupported",

@@ -604,7 +604,13 @@ causes contains "error.rbac-forbidden" if {
 causes contains "crash.dns-failure" if {
 	crash_loop
 	_program_said
-	regex.match(`no such host|Name or service not known|Temporary failure in name resolution|server misbehaving|Could not resolve host|getaddrinfo ENOTFOUND|UnknownHostException`, program_output)
+	regex.match(`no such host|Name or service not known|Temporary failure in name resolution|server misbehaving|Could not resolve host|getaddrinfo ENOTFOUND|UnknownHostException|lookup \S+ on \S+:53: `, program_output)
+}
+
+causes contains "crash.dependency-unreachable" if {
+	crash_loop
+	_program_said
+	regex.match(`(?i)connection refused|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|connection timed out|no route to host|dial tcp \S+: i/o timeout|Communications link failure|Can't connect to MySQL server|could not connect to server`, program_output)
 }
 
 causes contains "crash.ipv6-unsupported" if {
