@@ -80,6 +80,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "crash.config-invalid",
             "crash.dns-failure",
             "crash.dependency-unreachable",
+            "crash.volume-permission-denied",
             "crash.read-only-filesystem",
             "crash.mount-target-missing",
             "crash.ipv6-unsupported",

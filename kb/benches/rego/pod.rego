@@ -613,6 +613,16 @@ causes contains "crash.dependency-unreachable" if {
 	regex.match(`(?i)connection refused|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|connection timed out|no route to host|dial tcp \S+: i/o timeout|Communications link failure|Can't connect to MySQL server|could not connect to server`, program_output)
 }
 
+causes contains "crash.volume-permission-denied" if {
+	crash_loop
+	_program_said
+	regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
+	some spec in array.concat(object.get(input.pod.spec, "containers", []), object.get(input.pod.spec, "initContainers", []))
+	spec.name == crashing_container.name
+	some mount in spec.volumeMounts
+	contains(program_output, mount.mountPath)
+}
+
 causes contains "crash.ipv6-unsupported" if {
 	crash_loop
 	_program_said
