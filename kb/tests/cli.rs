@@ -263,7 +263,8 @@ fn eval_crash_loop_oomkilled_confirms_the_memory_limit() {
 /// A Job's container OOM-killed under `restartPolicy: Never` is never
 /// restarted: it is diagnosed as a crash loop's last run is, and its log is
 /// that of its one run, read without `--previous` (which finds no earlier
-/// run and fails); a crash loop's log is its previous run's.
+/// run and fails); a crash loop's log is its previous run's. The same holds
+/// for an init container.
 #[test]
 fn a_container_that_failed_for_good_is_diagnosed_and_its_log_read_without_previous() {
     let d = one_json(&eval_as(&fixture("error/oom-limit-job.json"), "json"));
@@ -296,6 +297,21 @@ fn a_container_that_failed_for_good_is_diagnosed_and_its_log_read_without_previo
             .any(|c| c.starts_with("kubectl logs") && c.contains(" --previous")),
         "{d}"
     );
+
+    for (input, log) in [
+        (
+            "init-failure/init-error-job.json",
+            "kubectl logs report-export-29625720-7xk2p -n reports -c fetch-template",
+        ),
+        (
+            "init-failure/init-crash-loop.json",
+            "kubectl logs orders-api-6d8f7c9b5-q4wzt -n shop -c db-migrate --previous",
+        ),
+    ] {
+        let d = one_json(&eval_as(&fixture(input), "json"));
+        let commands = commands(cause(&d, "init.container-failed"));
+        assert!(commands.iter().any(|c| c == log), "{commands:?}");
+    }
 }
 
 /// A sidecar (an init container with `restartPolicy: Always`) runs beside the

@@ -96,6 +96,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "init.command-not-found",
             "init.command-not-executable",
             "init.wrong-architecture",
+            "init.dependency-unreachable",
         ],
     ),
     (

@@ -610,7 +610,7 @@ causes contains "crash.dns-failure" if {
 causes contains "crash.dependency-unreachable" if {
 	crash_loop
 	_program_said
-	regex.match(`(?i)connection refused|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|connection timed out|no route to host|dial tcp \S+: i/o timeout|Communications link failure|Can't connect to MySQL server|could not connect to server`, program_output)
+	regex.match(`(?i)connection refused|connection to \S+ refused|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|connection timed out|no route to host|dial tcp \S+: i/o timeout|Communications link failure|Can't connect to MySQL server|could not connect to server`, program_output)
 }
 
 causes contains "crash.volume-permission-denied" if {
