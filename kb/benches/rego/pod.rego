@@ -632,7 +632,7 @@ causes contains "crash.ipv6-unsupported" if {
 causes contains "crash.config-invalid" if {
 	crash_loop
 	_program_said
-	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|yaml: line \d+|json: cannot unmarshal|toml: `, program_output)
+	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: `, program_output)
 }
 
 causes contains "crash.app-error" if {
