@@ -1044,20 +1044,13 @@ cause c.x "X" { fix "f" { step "s" } }
 "#,
     );
     let messages: Vec<&str> = found.iter().map(|p| p.message.as_str()).collect();
-    assert!(
-        messages.contains(
-            &"the first argument of `seconds_between` must be a string, but `restarts` is number"
-        ),
-        "{messages:#?}"
-    );
-    assert!(
-        messages.contains(&"`seconds_between` takes two times (strings), not 1"),
-        "{messages:#?}"
-    );
-    assert!(
-        messages.contains(&"unknown function `second_between`"),
-        "{messages:#?}"
-    );
+    for expected in [
+        "the first argument of `seconds_between` must be a string, but `restarts` is number",
+        "`seconds_between` takes two times (strings), not 1",
+        "unknown function `second_between`",
+    ] {
+        assert!(messages.contains(&expected), "{expected}: {messages:#?}");
+    }
 }
 
 #[test]
