@@ -85,6 +85,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "crash.mount-target-missing",
             "crash.ipv6-unsupported",
             "crash.segfault",
+            "crash.cpu-unsupported",
             "crash.wrong-architecture",
         ],
     ),
@@ -135,6 +136,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "error.invalid-volume-mount",
             "error.no-command",
             "error.bad-command",
+            "error.args-without-command",
         ],
     ),
     (
