@@ -110,10 +110,12 @@ pod_on_node_events if {
 
 # ----------------------------------------------------------------- pending
 
+# The API server's SchedulingGated condition is not the scheduler's.
 unschedulable if {
 	some c in pod_conditions
 	c.type == "PodScheduled"
 	c.status == "False"
+	c.reason != "SchedulingGated"
 }
 
 _sched_event(e) if e.reason == "FailedScheduling"
@@ -126,7 +128,7 @@ _sched_event(e) if {
 scheduling_events := [e | some e in events; _sched_event(e)]
 
 scheduling_message := m if {
-	conds := [c | some c in pod_conditions; c.type == "PodScheduled"; c.status == "False"]
+	conds := [c | some c in pod_conditions; c.type == "PodScheduled"; c.status == "False"; c.reason != "SchedulingGated"]
 	m := conds[0].message
 	is_string(m)
 } else := m if {
@@ -171,10 +173,30 @@ _pending_unplaced if {
 
 _pending_unplaced if {
 	not _phase_exists
+	_gated
+}
+
+_pending_unplaced if {
+	not _phase_exists
 	count(scheduling_events) > 0
 }
 
-# check scheduler-says: every branch that holds is followed.
+# check scheduling-gates, first: a gated pod is not the scheduler's yet.
+causes contains "pending.scheduling-gated" if {
+	pending
+	_gated
+}
+
+_gated if count(input.pod.spec.schedulingGates) > 0
+
+_gated if {
+	some c in pod_conditions
+	c.type == "PodScheduled"
+	c.reason == "SchedulingGated"
+}
+
+# check scheduler-says, reached when no gate holds the pod: every branch that
+# holds is followed.
 _p_resources if regex.match(`Insufficient (cpu|memory|ephemeral-storage|hugepages-[A-Za-z0-9-]+|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)`, scheduling_message)
 
 _p_pods if regex.match(`Too many pods|Insufficient pods`, scheduling_message)
@@ -214,77 +236,73 @@ _scheduler_says if _p_taint
 
 causes contains "pending.insufficient-resources" if {
 	pending
+	not _gated
 	_p_resources
 }
 
 causes contains "pending.too-many-pods" if {
 	pending
+	not _gated
 	_p_pods
 }
 
 causes contains "pending.no-ready-nodes" if {
 	pending
+	not _gated
 	nodes_unavailable
 }
 
 causes contains "pending.node-selector-mismatch" if {
 	pending
+	not _gated
 	_p_selector
 	is_object(input.pod.spec.nodeSelector)
 }
 
 causes contains "pending.affinity-unsatisfied" if {
 	pending
+	not _gated
 	_p_selector
 	is_object(input.pod.spec.affinity.nodeAffinity)
 }
 
 causes contains "pending.affinity-unsatisfied" if {
 	pending
+	not _gated
 	_p_pod_affinity
 }
 
 causes contains "pending.volume-zone-conflict" if {
 	pending
+	not _gated
 	_p_volume_zone
 }
 
 causes contains "pending.unbound-pvc" if {
 	pending
+	not _gated
 	_p_unbound_pvc
 }
 
 causes contains "pending.host-port-conflict" if {
 	pending
+	not _gated
 	_p_host_port
 }
 
 causes contains "pending.untolerated-taint" if {
 	pending
+	not _gated
 	_p_taint
 }
 
 # check scheduler-tried, reached when no branch of scheduler-says holds.
-causes contains "pending.scheduling-gated" if {
-	pending
-	not _scheduler_says
-	_gated
-}
-
-_gated if count(input.pod.spec.schedulingGates) > 0
-
-_gated if {
-	some c in pod_conditions
-	c.type == "PodScheduled"
-	c.reason == "SchedulingGated"
-}
-
 causes contains "pending.scheduler-down" if {
 	pending
+	not _gated
 	not _scheduler_says
 	not scheduled_condition
 	count(scheduling_events) == 0
-	not count(input.pod.spec.schedulingGates) > 0
 }
 
 # -------------------------------------------------------------- crash loop
@@ -295,13 +313,29 @@ _terminated(c) if c.lastState.terminated != null
 
 _terminated(c) if c.state.terminated != null
 
-_restarted := [c | some c in container_statuses; c.restartCount > 0; _terminated(c)]
+_restarted := [c | some c in container_statuses; _restarted_and_terminated(c)]
+
+_restarted_and_terminated(c) if {
+	c.restartCount > 0
+	_terminated(c)
+}
+
+# Without a restart count, a Last State shows the container has run before.
+_restarted_and_terminated(c) if {
+	not has(c, "restartCount")
+	c.lastState.terminated != null
+}
+
+_start_refused_statuses := [c | some c in container_statuses; c.lastState.terminated.reason in {"StartError", "ContainerCannotRun"}]
 
 crashing_container := c if {
 	c := _crash_looping[0]
 	is_object(c)
 } else := c if {
 	c := _restarted[0]
+	is_object(c)
+} else := c if {
+	c := _start_refused_statuses[0]
 	is_object(c)
 }
 
@@ -336,6 +370,12 @@ _failed_or_unnamed(e) if not has(e, "reason")
 _start_refused(m) if contains(m, "failed to start container")
 
 _start_refused(m) if contains(m, "failed to create containerd task")
+
+# The last run ended with a reason other than a refused start.
+last_run_started if {
+	is_string(termination_reason)
+	not termination_reason in {"StartError", "ContainerCannotRun"}
+}
 
 start_failure := m if {
 	s := [c | some c in container_statuses; c.lastState.terminated.reason in {"StartError", "ContainerCannotRun"}]
@@ -430,7 +470,10 @@ _crash_restart_message(m) if contains(m, "failed liveness probe")
 
 _crash_restart_message(m) if contains(m, "failed startup probe")
 
-_crash_restart_message(m) if _start_refused(m)
+_crash_restart_message(m) if {
+	_start_refused(m)
+	not contains(m, "create pod sandbox")
+}
 
 # hook-failure.kb's hook_post_start_failed, which crash-loop reads.
 hook_post_start_defined if {
@@ -475,8 +518,15 @@ _post_start_failure_seen if {
 crash_loop if _crash_loop_backoff
 
 crash_loop if {
-	crashing_container.restartCount > 0
+	_restarted_count
 	is_number(exit_code)
+}
+
+_restarted_count if crashing_container.restartCount > 0
+
+_restarted_count if {
+	not has(crashing_container, "restartCount")
+	crashing_container.lastState.terminated != null
 }
 
 crash_loop if {
@@ -510,6 +560,17 @@ causes contains "crash.oom-limit" if {
 	_oom_killed
 }
 
+# Signals the process raised on itself: the kubelet sends only SIGTERM and SIGKILL.
+causes contains "crash.cpu-unsupported" if {
+	crash_loop
+	exit_code == 132
+}
+
+causes contains "crash.segfault" if {
+	crash_loop
+	exit_code in {133, 134, 135, 136, 139}
+}
+
 causes contains "hook.post-start-failed" if {
 	crash_loop
 	hook_post_start_failed
@@ -527,12 +588,14 @@ causes contains "crash.startup-probe" if {
 
 causes contains "crash.mount-target-missing" if {
 	crash_loop
+	not last_run_started
 	contains(start_failure, "volume-subpaths")
 	contains(start_failure, "no such file or directory")
 }
 
 causes contains "crash.read-only-filesystem" if {
 	crash_loop
+	not last_run_started
 	contains(start_failure, "read-only file system")
 	not contains(start_failure, "mount through procfd")
 }
@@ -548,20 +611,35 @@ causes contains "crash.wrong-architecture" if {
 	_exec_format_exit
 }
 
-_exec_format_exit if is_string(start_failure)
+_exec_format_exit if {
+	not last_run_started
+	is_string(start_failure)
+}
 
 _exec_format_exit if not is_number(exit_code)
 
 _exec_format_exit if _app_exit
 
+causes contains "error.args-without-command" if {
+	crash_loop
+	error_first_arg_run
+}
+
 causes contains "crash.command-not-found" if {
 	crash_loop
 	_command_not_found
+	not error_first_arg_run
 }
 
 _command_not_found if exit_code == 127
 
-_command_not_found if regex.match(`executable file not found|exec: .*no such file or directory`, start_failure)
+_command_not_found if {
+	not last_run_started
+	regex.match(`executable file not found|exec: .*no such file or directory`, start_failure)
+}
+
+# runc before 1.0 failed the exec inside the container: its words reach the log.
+_command_not_found if regex.match(`exec user process caused:? "?no such file or directory`, program_output)
 
 causes contains "crash.command-not-executable" if {
 	crash_loop
@@ -570,7 +648,97 @@ causes contains "crash.command-not-executable" if {
 
 _command_not_executable if exit_code == 126
 
-_command_not_executable if regex.match(`exec: .*permission denied`, start_failure)
+_command_not_executable if {
+	not last_run_started
+	regex.match(`exec: .*permission denied`, start_failure)
+}
+
+_command_not_executable if regex.match(`exec user process caused:? "?permission denied`, program_output)
+
+# error.kb's error_first_arg_run: args without command, and the runtime looked
+# for a program named after the first of them.
+error_first_arg_run if {
+	spec := _error_container_spec
+	not has(spec, "command")
+	is_array(spec.args)
+	m := regex.find_all_string_submatch_n(`exec: "([^"]*)": (executable file not found|no such file or directory)`, error_message, 1)
+	m[0][1] == spec.args[0]
+}
+
+_error_waiting_reasons := {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+
+_error_refused_reasons := {"StartError", "ContainerCannotRun"}
+
+_error_statuses := array.concat(init_container_statuses, _app_statuses)
+
+_error_waiting := c if {
+	s := [c | some c in init_container_statuses; c.state.waiting.reason in _error_waiting_reasons]
+	c := s[0]
+} else := c if {
+	s := [c | some c in _app_statuses; c.state.waiting.reason in _error_waiting_reasons]
+	c := s[0]
+}
+
+_refused(c) if c.lastState.terminated.reason in _error_refused_reasons
+
+_refused(c) if c.state.terminated.reason in _error_refused_reasons
+
+_error_start_failed := c if {
+	s := [c | some c in init_container_statuses; _refused(c)]
+	c := s[0]
+} else := c if {
+	s := [c | some c in _app_statuses; _refused(c)]
+	c := s[0]
+}
+
+_own_error(t) if {
+	t.reason == "Error"
+	t.exitCode >= 1
+	t.exitCode <= 125
+}
+
+_error_exited_now := c if {
+	s := [c | some c in _app_statuses; _own_error(c.state.terminated)]
+	c := s[0]
+}
+
+_error_exited_before := c if {
+	s := [c | some c in _app_statuses; not c.state.terminated; _own_error(c.lastState.terminated)]
+	c := s[0]
+}
+
+_error_container_name := n if {
+	n := _error_waiting.name
+} else := n if {
+	n := _error_start_failed.name
+} else := n if {
+	n := _error_exited_now.name
+} else := n if {
+	n := _error_exited_before.name
+}
+
+_error_container_spec := c if {
+	s := [c | some c in input.pod.spec.initContainers; c.name == _error_container_name]
+	c := s[0]
+} else := c if {
+	s := [c | some c in input.pod.spec.containers; c.name == _error_container_name]
+	c := s[0]
+}
+
+error_message := m if {
+	m := _error_waiting.state.waiting.message
+	is_string(m)
+} else := m if {
+	m := _error_start_failed.lastState.terminated.message
+	is_string(m)
+} else := m if {
+	m := _error_start_failed.state.terminated.message
+	is_string(m)
+} else := m if {
+	failed := [e | some e in events; _failed_or_unnamed(e); regex.match(`^Error: \S+\s`, e.message)]
+	count(failed) > 0
+	m := regex.find_all_string_submatch_n(`(?s)^Error: (.+)$`, failed[count(failed) - 1].message, 1)[0][1]
+}
 
 causes contains "crash.no-foreground-process" if {
 	crash_loop
@@ -593,6 +761,19 @@ _program_said if {
 	not is_string(start_failure)
 	not probe_killed
 	not hook_post_start_failed
+}
+
+# A shell or an entrypoint script that outlives the crash reports it, then exits itself.
+causes contains "crash.cpu-unsupported" if {
+	crash_loop
+	_program_said
+	regex.match(`requires a CPU with AVX|compiled to use \S+ instructions, but these aren't available|Illegal instruction|illegal hardware instruction`, program_output)
+}
+
+causes contains "crash.segfault" if {
+	crash_loop
+	_program_said
+	regex.match(`Segmentation fault|double free or corruption|free\(\): (invalid|double free|corrupted)|malloc\(\): |corrupted size vs\. prev_size|stack smashing detected|buffer overflow detected`, program_output)
 }
 
 causes contains "error.rbac-forbidden" if {
@@ -659,6 +840,7 @@ causes contains "crash.segfault" if {
 	crash_loop
 	exit_code >= 129
 	exit_code <= 192
+	exit_code != 132
 	exit_code != 137
 	not probe_killed
 	not hook_post_start_failed
@@ -804,10 +986,17 @@ _w_never_pull if {
 	contains(image_error, "is not present with pull policy of Never")
 }
 
+# cri-dockerd before 0.3.10 cannot read the images of Docker Engine 25 and later.
+causes contains "creating.runtime-broken-install" if {
+	image_pull
+	image_waiting_reason == "ImageInspectError"
+	regex.match(`Id or size of image "[^"]*" is not set`, image_error)
+}
+
 causes contains "image.corrupted" if {
 	image_pull
 	image_waiting_reason == "ImageInspectError"
-	not regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon`, image_error)
+	not regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon|Id or size of image "[^"]*" is not set`, image_error)
 }
 
 causes contains "image.registry-unreachable" if {
