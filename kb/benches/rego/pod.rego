@@ -161,6 +161,7 @@ pending if {
 pending if {
 	not _node_name_exists
 	not pod_on_node_events
+	not pod_statuses_shown
 	_pending_unplaced
 }
 
