@@ -266,6 +266,29 @@ fn eval_crash_loop_oomkilled_confirms_the_memory_limit() {
 /// run and fails); a crash loop's log is its previous run's. The same holds
 /// for an init container.
 #[test]
+fn a_webhook_that_cannot_be_called_is_named_with_its_service() {
+    let d = one_json(&eval_as(
+        &fixture("pods-not-created/webhook-unavailable.json"),
+        "json",
+    ));
+    assert_eq!(confirmed(&d), ["admission.webhook-unavailable"]);
+    let commands = commands(cause(&d, "admission.webhook-unavailable"));
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.ends_with("grep -F -e NAME -e 'mutate.kyverno.svc-fail'")),
+        "{commands:?}"
+    );
+    assert!(
+        commands.contains(
+            &"kubectl get endpoints kyverno-svc -n kyverno; kubectl get pods -n kyverno -o wide"
+                .to_owned()
+        ),
+        "{commands:?}"
+    );
+}
+
+#[test]
 fn a_container_that_failed_for_good_is_diagnosed_and_its_log_read_without_previous() {
     let d = one_json(&eval_as(&fixture("error/oom-limit-job.json"), "json"));
     assert_eq!(d["symptoms"][0]["id"], "pod-error");

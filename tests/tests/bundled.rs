@@ -185,6 +185,8 @@ const CATALOG: &[(&str, &[&str])] = &[
             "admission.quota-exceeded",
             "admission.limit-range-exceeded",
             "admission.security-policy-violation",
+            "admission.webhook-unavailable",
+            "admission.webhook-denied",
         ],
     ),
     ("pod-status-stale", &["stale.kubelet-qps-limit"]),
