@@ -39,6 +39,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "creating.sandbox-image-unavailable",
             "creating.memory-limit-too-small",
             "creating.volume-mount-failed",
+            "creating.volume-attach-failed",
             "creating.volume-still-attached",
             "creating.runtime-disk-full",
             "creating.memory-fragmentation",
