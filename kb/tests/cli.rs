@@ -260,11 +260,8 @@ fn eval_crash_loop_oomkilled_confirms_the_memory_limit() {
     );
 }
 
-/// A Job's container OOM-killed under `restartPolicy: Never` is never
-/// restarted: it is diagnosed as a crash loop's last run is, and its log is
-/// that of its one run, read without `--previous` (which finds no earlier
-/// run and fails); a crash loop's log is its previous run's. The same holds
-/// for an init container.
+/// A controller whose pods a webhook it cannot call refuses: the fix's commands
+/// name the webhook and the Service it is called through, from the message.
 #[test]
 fn a_webhook_that_cannot_be_called_is_named_with_its_service() {
     let d = one_json(&eval_as(
@@ -288,6 +285,11 @@ fn a_webhook_that_cannot_be_called_is_named_with_its_service() {
     );
 }
 
+/// A Job's container OOM-killed under `restartPolicy: Never` is never
+/// restarted: it is diagnosed as a crash loop's last run is, and its log is
+/// that of its one run, read without `--previous` (which finds no earlier
+/// run and fails); a crash loop's log is its previous run's. The same holds
+/// for an init container.
 #[test]
 fn a_container_that_failed_for_good_is_diagnosed_and_its_log_read_without_previous() {
     let d = one_json(&eval_as(&fixture("error/oom-limit-job.json"), "json"));
