@@ -422,7 +422,28 @@ fn name_of<'a>(object: &'a Json<'_>) -> (&'a str, &'a str) {
 }
 
 fn label(kind: &str, object: &Json<'_>) -> String {
-    match name_of(object) {
+    named(kind, name_of(object))
+}
+
+/// The pod the events are about, when only its events were given: the
+/// `involvedObject` of the first event about a pod.
+fn pod_of_events(events: &Json<'_>) -> Option<String> {
+    let pod = events
+        .as_array()?
+        .iter()
+        .map(|event| at(event, "/involvedObject"))
+        .find(|object| at(object, "/kind").as_str() == Some("Pod"))?;
+    Some(named(
+        "pod",
+        (
+            at(pod, "/namespace").as_str().unwrap_or_default(),
+            at(pod, "/name").as_str().unwrap_or_default(),
+        ),
+    ))
+}
+
+fn named(kind: &str, (namespace, name): (&str, &str)) -> String {
+    match (namespace, name) {
         (_, "") => format!("{kind} (unnamed)"),
         ("", name) => format!("{kind} {name}"),
         (namespace, name) => format!("{kind} {namespace}/{name}"),
@@ -482,6 +503,7 @@ fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
             .get("namespace")
             .filter(|n| n.is_object())
             .map(|namespace| label("namespace", namespace))
+            .or_else(|| document.get("events").and_then(pod_of_events))
     };
     let warnings = keep_own_events(&mut document).into_iter().collect();
     Ok(Subject {

@@ -1160,6 +1160,56 @@ fn a_pod_file_and_an_event_list_file_merge_into_one_subject() {
     }
 }
 
+/// Events pasted without the pod's spec, or without the pod at all, still name
+/// the pod and its node: the scheduler's `Scheduled` event says where it put the
+/// pod, the kubelet's events come from that node.
+#[test]
+fn events_alone_name_the_pod_and_its_node_in_the_commands() {
+    let dir = TempDir::new().unwrap();
+    let bundle = read_json(&fixture("container-creating/cni-ip-exhausted.json"));
+    let events = array(&bundle["events"]);
+    let by_kubelet: Vec<Value> = events.iter().skip(1).cloned().collect();
+    let by_scheduler: Vec<Value> = events
+        .iter()
+        .map(|event| {
+            let mut event = event.clone();
+            event["source"] = json!({});
+            event["reportingInstance"] = Value::Null;
+            event
+        })
+        .collect();
+    assert_eq!(events[0]["reason"], "Scheduled");
+    for (shown, events) in [("kubelet", by_kubelet), ("scheduler", by_scheduler)] {
+        let file = write(&dir, "events.json", compact(&json!({ "events": events })));
+        let out = eval_json_files(&[&file]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let d = one_json(&out);
+        assert_eq!(
+            d["subject"], "pod crm/contact-sync-69c8d5b7f4-kx8wt",
+            "{shown}"
+        );
+        let gathers: Vec<&str> = array(&d["missing"])
+            .iter()
+            .filter_map(|m| m["gather"].as_str())
+            .collect();
+        assert!(
+            gathers.contains(&"kubectl get pod contact-sync-69c8d5b7f4-kx8wt -n crm -o json"),
+            "{shown}: {gathers:#?}"
+        );
+        let cni = commands(cause(&d, "creating.cni-failure"));
+        assert!(
+            cni.iter()
+                .any(|c| c.contains("spec.nodeName=node-b03.dc1.example.net")),
+            "{shown}: {cni:#?}"
+        );
+        assert!(
+            !out.stdout.contains("<pod_name>") && !out.stdout.contains("<node_name>"),
+            "{shown}: {}",
+            out.stdout
+        );
+    }
+}
+
 /// The bundle of a pod whose CNI plugin ran out of addresses, and its
 /// diagnosis, which confirms that cause.
 fn cni_case() -> (Value, Value) {
