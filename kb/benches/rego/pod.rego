@@ -654,7 +654,7 @@ _command_not_executable if {
 	regex.match(`exec: .*permission denied`, start_failure)
 }
 
-_command_not_executable if regex.match(`exec user process caused:? "?permission denied`, program_output)
+_command_not_executable if regex.match(`(?m)exec user process caused:? "?permission denied|^(\S*/)?(ba|da|a)?sh: (line )?([0-9]+: )?/\S+: Permission denied$`, program_output)
 
 # error.kb's error_first_arg_run: args without command, and the runtime looked
 # for a program named after the first of them.
