@@ -82,6 +82,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "crash.dns-failure",
             "crash.dependency-unreachable",
             "crash.volume-permission-denied",
+            "crash.writes-read-only",
             "crash.read-only-filesystem",
             "crash.mount-target-missing",
             "crash.ipv6-unsupported",
