@@ -1,5 +1,6 @@
 //! Facts → diagnosis: walks the decision graph once, in topological order.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -654,7 +655,7 @@ impl<'a> Run<'a> {
 
     fn causes(&mut self, reach: &[Option<Reach>], lang: Lang) -> Vec<CauseFinding> {
         let kb = self.kb;
-        let mut found: Vec<(Status, usize, usize, CauseFinding)> = Vec::new();
+        let mut found: Vec<(Status, usize, Reverse<usize>, usize, CauseFinding)> = Vec::new();
         for cause in &kb.causes {
             let Some(Some(reached)) = reach.get(cause.node.index()) else {
                 continue;
@@ -670,6 +671,7 @@ impl<'a> Run<'a> {
                 .iter()
                 .filter(|e| e.result == Truth::Unknown)
                 .count();
+            let held = evidence.len() - unknowns;
             let rank = kb
                 .rank
                 .get(cause.node.index())
@@ -688,6 +690,7 @@ impl<'a> Run<'a> {
                 } else {
                     unknowns
                 },
+                Reverse(if status == Status::Confirmed { 0 } else { held }),
                 rank,
                 CauseFinding {
                     id: cause.id.to_string(),
@@ -702,7 +705,7 @@ impl<'a> Run<'a> {
                 },
             ));
         }
-        found.sort_by_key(|(status, unknowns, rank, _)| (*status, *unknowns, *rank));
+        found.sort_by_key(|(status, unknowns, held, rank, _)| (*status, *unknowns, *held, *rank));
         found.into_iter().map(|(.., finding)| finding).collect()
     }
 

@@ -222,6 +222,32 @@ cause c.sure "Sure" { fix "f" { step "s" } }
     );
 }
 
+/// Among possible causes as far from confirmed, the one more conditions hold
+/// for comes first: its evidence is the more specific.
+#[test]
+fn possible_causes_with_more_evidence_held_come_first() {
+    let kb = kb(r#"
+symptom s "S" {
+  when phase == "Pending"
+  check "One" {
+    if message contains "x" => c.early
+    if phase == "Pending" => check "Two" { if message contains "y" => c.deeper }
+  }
+}
+cause c.early "Early" { fix "f" { step "s" } }
+cause c.deeper "Deeper" { fix "f" { step "s" } }
+"#);
+    let d = eval(&kb, &json!({"pod": pod("Pending")}));
+    let order: Vec<(&str, Status)> = d.causes.iter().map(|c| (c.id.as_str(), c.status)).collect();
+    assert_eq!(
+        order,
+        [
+            ("c.deeper", Status::Possible),
+            ("c.early", Status::Possible)
+        ]
+    );
+}
+
 #[test]
 fn else_holds_when_no_branch_does_and_is_unknown_when_one_might() {
     let kb = kb(r#"
