@@ -202,7 +202,17 @@ _p_resources if regex.match(`Insufficient (cpu|memory|ephemeral-storage|hugepage
 
 _p_pods if regex.match(`Too many pods|Insufficient pods`, scheduling_message)
 
-_p_selector if regex.match(`didn't match (Pod's )?node (affinity/)?selector|MatchNodeSelector|node\(s\) didn't match node selector`, scheduling_message)
+# A DaemonSet's pod is pinned to its node: the other nodes never match it.
+_p_selector if {
+	regex.match(`didn't match (Pod's )?node (affinity/)?selector|MatchNodeSelector|node\(s\) didn't match node selector`, scheduling_message)
+	not _daemon_pod
+}
+
+_daemon_pod if {
+	some reference in input.pod.metadata.ownerReferences
+	reference.kind == "DaemonSet"
+	reference.controller == true
+}
 
 _p_pod_affinity if regex.match(`didn't match pod (anti-)?affinity rules|didn't satisfy existing pods anti-affinity rules|MatchInterPodAffinity`, scheduling_message)
 
@@ -814,7 +824,13 @@ causes contains "crash.ipv6-unsupported" if {
 causes contains "crash.config-invalid" if {
 	crash_loop
 	_program_said
-	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: `, program_output)
+	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: |(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
+}
+
+causes contains "crash.writes-read-only" if {
+	crash_loop
+	_program_said
+	regex.match(`(?i)read-only file system|\bEROFS\b|\[Errno 30\]`, program_output)
 }
 
 causes contains "crash.app-error" if {
@@ -1044,7 +1060,7 @@ causes contains "image.insecure-registry" if {
 
 causes contains "image.untrusted-certificate" if {
 	_registry_answer
-	contains(image_error, "certificate signed by unknown authority")
+	regex.match(`x509: |tls: failed to verify certificate`, image_error)
 }
 
 causes contains "image.registry-unreachable" if {
