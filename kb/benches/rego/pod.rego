@@ -396,6 +396,13 @@ last_run_started if {
 	not termination_reason in {"StartError", "ContainerCannotRun"}
 }
 
+# Without the reason, a log of the run that is not the runtime's own error.
+last_run_started if {
+	not is_string(termination_reason)
+	is_string(program_output)
+	not regex.match(`exec user process caused|OCI runtime \w+ failed|starting container process caused`, program_output)
+}
+
 start_failure := m if {
 	s := [c | some c in container_statuses; c.lastState.terminated.reason in {"StartError", "ContainerCannotRun"}]
 	count(s) > 0
@@ -783,7 +790,11 @@ _restarts_always if _crash_loop_backoff
 
 # check program-said, entered on an application exit, or on a log of a run
 # the kubelet did not kill or fail to start when no exit code is known.
-_program_said if _app_exit
+_program_said if {
+	_app_exit
+	not _exec_format_error
+	not _command_refused_in_log
+}
 
 _program_said if {
 	not is_number(exit_code)
@@ -791,41 +802,39 @@ _program_said if {
 	not is_string(start_failure)
 	not probe_killed
 	not hook_post_start_failed
+	not _exec_format_error
+	not _command_refused_in_log
 }
 
+_command_refused_in_log if regex.match(`(?m)exec user process caused|^(\S*/)?(ba|da|a)?sh: (line )?([0-9]+: )?/\S+: (Permission denied|not found|No such file or directory)$`, program_output)
+
 # A shell or an entrypoint script that outlives the crash reports it, then exits itself.
-causes contains "crash.cpu-unsupported" if {
-	crash_loop
+_said contains "crash.cpu-unsupported" if {
 	_program_said
 	regex.match(`requires a CPU with AVX|compiled to use \S+ instructions, but these aren't available|Illegal instruction|illegal hardware instruction`, program_output)
 }
 
-causes contains "crash.segfault" if {
-	crash_loop
+_said contains "crash.segfault" if {
 	_program_said
 	regex.match(`Segmentation fault|double free or corruption|free\(\): (invalid|double free|corrupted)|malloc\(\): |corrupted size vs\. prev_size|stack smashing detected|buffer overflow detected`, program_output)
 }
 
-causes contains "error.rbac-forbidden" if {
-	crash_loop
+_said contains "error.rbac-forbidden" if {
 	_program_said
 	regex.match(`forbidden: User \\?"system:serviceaccount:[^"\\]+\\?" cannot`, program_output)
 }
 
-causes contains "crash.dns-failure" if {
-	crash_loop
+_said contains "crash.dns-failure" if {
 	_program_said
-	regex.match(`no such host|Name or service not known|Temporary failure in name resolution|server misbehaving|Could not resolve host|getaddrinfo ENOTFOUND|UnknownHostException|lookup \S+ on \S+:53: `, program_output)
+	regex.match(`no such host|Name or service not known|Temporary failure in name resolution|server misbehaving|Could not resolve host|getaddrinfo ENOTFOUND|UnknownHostException|lookup \S+ on \S+:53: |host not found in (upstream|resolver) `, program_output)
 }
 
-causes contains "crash.dependency-unreachable" if {
-	crash_loop
+_said contains "crash.dependency-unreachable" if {
 	_program_said
 	regex.match(`(?i)connection refused|connection to \S+ refused|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|connection timed out|no route to host|dial tcp \S+: i/o timeout|Communications link failure|Can't connect to MySQL server|could not connect to server`, program_output)
 }
 
-causes contains "crash.volume-permission-denied" if {
-	crash_loop
+_said contains "crash.volume-permission-denied" if {
 	_program_said
 	regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
 	some spec in array.concat(object.get(input.pod.spec, "containers", []), object.get(input.pod.spec, "initContainers", []))
@@ -834,28 +843,52 @@ causes contains "crash.volume-permission-denied" if {
 	contains(program_output, mount.mountPath)
 }
 
-causes contains "crash.ipv6-unsupported" if {
-	crash_loop
+_said contains "crash.ipv6-unsupported" if {
 	_program_said
 	contains(program_output, "Address family not supported by protocol")
 }
 
-causes contains "crash.config-invalid" if {
-	crash_loop
+_said contains "crash.config-invalid" if {
 	_program_said
 	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: |(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
 }
 
-causes contains "crash.writes-read-only" if {
-	crash_loop
+_said contains "crash.writes-read-only" if {
 	_program_said
 	regex.match(`(?i)read-only file system|\bEROFS\b|\[Errno 30\]`, program_output)
+}
+
+causes contains c if {
+	crash_loop
+	some c in _said
 }
 
 causes contains "crash.app-error" if {
 	crash_loop
 	_app_exit
 	not _exec_format_error
+}
+
+# The check's else: a log that names no known cause, none of its branches unknown.
+causes contains "crash.app-error" if {
+	crash_loop
+	_program_said
+	count(_said) == 0
+	not _said_unknown
+}
+
+# Without the pod's spec, whether a denied path is on a volume is unknown unless given.
+_said_unknown if {
+	regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
+	not input.pod.spec.containers
+	not is_boolean(given("denied_path_on_volume"))
+}
+
+_said contains "crash.volume-permission-denied" if {
+	_program_said
+	regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
+	not input.pod.spec.containers
+	given("denied_path_on_volume") == true
 }
 
 # check node-oom, for a SIGKILL that was neither the cgroup's OOM kill nor the kubelet's.
