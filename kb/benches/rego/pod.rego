@@ -673,7 +673,7 @@ _command_not_found if {
 }
 
 # runc before 1.0 failed the exec inside the container: its words reach the log.
-_command_not_found if regex.match(`exec user process caused:? "?no such file or directory`, program_output)
+_command_not_found if regex.match(`(?m)exec user process caused:? "?no such file or directory|bad interpreter: No such file or directory|^exec \S+: no such file or directory`, program_output)
 
 causes contains "crash.command-not-executable" if {
 	crash_loop
@@ -801,12 +801,11 @@ _program_said if {
 	is_string(program_output)
 	not is_string(start_failure)
 	not probe_killed
-	not hook_post_start_failed
 	not _exec_format_error
 	not _command_refused_in_log
 }
 
-_command_refused_in_log if regex.match(`(?m)exec user process caused|^(\S*/)?(ba|da|a)?sh: (line )?([0-9]+: )?/\S+: (Permission denied|not found|No such file or directory)$`, program_output)
+_command_refused_in_log if regex.match(`(?m)exec user process caused|bad interpreter: No such file or directory|^exec \S+: no such file or directory|^(\S*/)?(ba|da|a)?sh: (line )?([0-9]+: )?/\S+: (Permission denied|not found|No such file or directory)$`, program_output)
 
 # A shell or an entrypoint script that outlives the crash reports it, then exits itself.
 _said contains "crash.cpu-unsupported" if {
@@ -869,12 +868,23 @@ causes contains "crash.app-error" if {
 	not _exec_format_error
 }
 
-# The check's else: a log that names no known cause, none of its branches unknown.
+# The check's else: a log that names no known cause, none of its branches unknown, and
+# no postStart hook's failure (a branch of the check too).
 causes contains "crash.app-error" if {
 	crash_loop
 	_program_said
 	count(_said) == 0
 	not _said_unknown
+	not hook_post_start_failed
+	_ended_on_error
+}
+
+# check program-error: an error exit, or, the exit code not shown, a log that says so.
+_ended_on_error if _app_exit
+
+_ended_on_error if {
+	not is_number(exit_code)
+	regex.match(`(?i)error|fatal|exception|panic|fail|denied|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed`, program_output)
 }
 
 # Without the pod's spec, whether a denied path is on a volume is unknown unless given.
