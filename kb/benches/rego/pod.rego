@@ -833,13 +833,22 @@ _said contains "crash.dependency-unreachable" if {
 	regex.match(`(?i)connection refused|connection to \S+ refused|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|connection timed out|no route to host|dial tcp \S+: i/o timeout|Communications link failure|Can't connect to MySQL server|could not connect to server`, program_output)
 }
 
+_access_denied if regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
+
 _said contains "crash.volume-permission-denied" if {
 	_program_said
-	regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
+	_access_denied
 	some spec in array.concat(object.get(input.pod.spec, "containers", []), object.get(input.pod.spec, "initContainers", []))
 	spec.name == crashing_container.name
 	some mount in spec.volumeMounts
 	contains(program_output, mount.mountPath)
+}
+
+_said contains "crash.volume-permission-denied" if {
+	_program_said
+	_access_denied
+	not input.pod.spec.containers
+	given("denied_path_on_volume") == true
 }
 
 _said contains "crash.ipv6-unsupported" if {
@@ -889,16 +898,9 @@ _ended_on_error if {
 
 # Without the pod's spec, whether a denied path is on a volume is unknown unless given.
 _said_unknown if {
-	regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
+	_access_denied
 	not input.pod.spec.containers
 	not is_boolean(given("denied_path_on_volume"))
-}
-
-_said contains "crash.volume-permission-denied" if {
-	_program_said
-	regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
-	not input.pod.spec.containers
-	given("denied_path_on_volume") == true
 }
 
 # check node-oom, for a SIGKILL that was neither the cgroup's OOM kill nor the kubelet's.
