@@ -233,6 +233,11 @@ impl<'a> Scope<'a> for Run<'a> {
     }
 }
 
+/// How far a possible cause is from confirmed, as its causes are sorted: the fewest
+/// unknown conditions first, then the most that hold. Confirmed causes are all at zero,
+/// left in rank order.
+type Closeness = (usize, Reverse<usize>);
+
 impl<'a> Run<'a> {
     fn new(kb: &'a KnowledgeBase, input: &'a Input<'a>) -> Self {
         Self {
@@ -655,7 +660,7 @@ impl<'a> Run<'a> {
 
     fn causes(&mut self, reach: &[Option<Reach>], lang: Lang) -> Vec<CauseFinding> {
         let kb = self.kb;
-        let mut found: Vec<(Status, usize, Reverse<usize>, usize, CauseFinding)> = Vec::new();
+        let mut found: Vec<(Status, Closeness, usize, CauseFinding)> = Vec::new();
         for cause in &kb.causes {
             let Some(Some(reached)) = reach.get(cause.node.index()) else {
                 continue;
@@ -671,7 +676,11 @@ impl<'a> Run<'a> {
                 .iter()
                 .filter(|e| e.result == Truth::Unknown)
                 .count();
-            let held = evidence.len() - unknowns;
+            let closeness = if status == Status::Confirmed {
+                (0, Reverse(0))
+            } else {
+                (unknowns, Reverse(evidence.len() - unknowns))
+            };
             let rank = kb
                 .rank
                 .get(cause.node.index())
@@ -685,12 +694,7 @@ impl<'a> Run<'a> {
                 .unwrap_or_default();
             found.push((
                 status,
-                if status == Status::Confirmed {
-                    0
-                } else {
-                    unknowns
-                },
-                Reverse(if status == Status::Confirmed { 0 } else { held }),
+                closeness,
                 rank,
                 CauseFinding {
                     id: cause.id.to_string(),
@@ -705,7 +709,7 @@ impl<'a> Run<'a> {
                 },
             ));
         }
-        found.sort_by_key(|(status, unknowns, held, rank, _)| (*status, *unknowns, *held, *rank));
+        found.sort_by_key(|(status, closeness, rank, _)| (*status, *closeness, *rank));
         found.into_iter().map(|(.., finding)| finding).collect()
     }
 
