@@ -448,6 +448,28 @@ liveness_killed if {
 	startswith(e.message, "Liveness probe failed")
 }
 
+liveness_killed if {
+	_liveness_kill_unsaid_shown
+	given("unhealthy_liveness") == true
+}
+
+# crash-loop.kb's liveness_kill_unsaid, but for its last operand, the fact
+# unhealthy_liveness: where that is not given, kb confirms neither a liveness
+# kill nor a program exiting by itself.
+_liveness_kill_unsaid_shown if {
+	some e in events
+	e.reason == "Unhealthy"
+	not has(e, "message")
+	some c in array.concat(object.get(input.pod.spec, "containers", []), object.get(input.pod.spec, "initContainers", []))
+	c.name == crashing_container.name
+	has(c, "livenessProbe")
+	_ended_as_killed
+}
+
+_ended_as_killed if exit_code in {0, 137, 143}
+
+_ended_as_killed if not exit_code
+
 default startup_probe_killed := false
 
 startup_probe_killed if {
@@ -497,6 +519,8 @@ _crash_restart_message(m) if startswith(m, "Back-off restarting failed")
 _crash_restart_message(m) if contains(m, "failed liveness probe")
 
 _crash_restart_message(m) if contains(m, "failed startup probe")
+
+_crash_restart_message(m) if startswith(m, "Liveness probe failed")
 
 _crash_restart_message(m) if {
 	_start_refused(m)
@@ -782,7 +806,12 @@ causes contains "crash.no-foreground-process" if {
 	exit_code == 0
 	_restarts_always
 	not hook_post_start_failed
+	_liveness_kill_ruled_out
 }
+
+_liveness_kill_ruled_out if not _liveness_kill_unsaid_shown
+
+_liveness_kill_ruled_out if given("unhealthy_liveness") == false
 
 _restarts_always if input.pod.spec.restartPolicy == "Always"
 
