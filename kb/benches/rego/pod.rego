@@ -168,7 +168,13 @@ pending if {
 	not _node_name_exists
 	not pod_on_node_events
 	not pod_statuses_shown
+	not kubelet_conditions_shown
 	_pending_unplaced
+}
+
+kubelet_conditions_shown if {
+	some c in pod_conditions
+	c.type in {"Initialized", "ContainersReady", "Ready", "PodReadyToStartContainers"}
 }
 
 _pending_unplaced if _phase_pending
