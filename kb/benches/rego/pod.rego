@@ -592,11 +592,17 @@ crash_loop if {
 	crash_restart_events
 }
 
-# A log pasted without the pod's status shows a run that ended.
+# A log pasted without the pod's status shows a run that ended; with neither the pod
+# nor its events, kb cannot tell the statuses were left out.
 crash_loop if {
 	not pod_statuses_shown
+	_pod_or_events_given
 	is_string(previous_log)
 }
+
+_pod_or_events_given if is_object(input.pod)
+
+_pod_or_events_given if is_array(input.events)
 
 # check last-run: every branch that holds is followed.
 _oom_killed if termination_reason == "OOMKilled"
@@ -906,10 +912,12 @@ causes contains c if {
 	some c in _said
 }
 
+# Once it is known whether the log names a volume the program was denied.
 causes contains "crash.app-error" if {
 	crash_loop
 	_app_exit
 	not _exec_format_error
+	not _said_unknown
 }
 
 # The check's else: a log that names no known cause, none of its branches unknown, and
@@ -938,12 +946,18 @@ _said_unknown if {
 	not is_boolean(given("denied_path_on_volume"))
 }
 
+# kb's probe_killed is unknown, not false, where the events were not given.
+_probe_kill_ruled_out if {
+	is_array(input.events)
+	not probe_killed
+}
+
 # check node-oom, for a SIGKILL that was neither the cgroup's OOM kill nor the kubelet's.
 causes contains "crash.oom-node" if {
 	crash_loop
 	exit_code == 137
 	not _oom_killed
-	not probe_killed
+	_probe_kill_ruled_out
 	not hook_post_start_failed
 	_node_out_of_memory
 }
@@ -958,7 +972,7 @@ causes contains "crash.segfault" if {
 	exit_code <= 192
 	exit_code != 132
 	exit_code != 137
-	not probe_killed
+	_probe_kill_ruled_out
 	not hook_post_start_failed
 }
 
