@@ -1193,7 +1193,7 @@ fn events_alone_name_the_pod_and_its_node_in_the_commands() {
             .filter_map(|m| m["gather"].as_str())
             .collect();
         assert!(
-            gathers.contains(&"kubectl get pod contact-sync-69c8d5b7f4-kx8wt -n crm -o json"),
+            gathers.contains(&"kubectl get pod contact-sync-69c8d5b7f4-kx8wt -n crm -o wide"),
             "{shown}: {gathers:#?}"
         );
         let cni = commands(cause(&d, "creating.cni-failure"));
