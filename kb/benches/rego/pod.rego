@@ -230,7 +230,7 @@ _p_pod_affinity if regex.match(`didn't match pod (anti-)?affinity rules|didn't s
 
 _p_volume_zone if regex.match(`volume node affinity conflict|no available volume zone|NoVolumeZoneConflict`, scheduling_message)
 
-_p_unbound_pvc if regex.match(`unbound immediate PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found`, scheduling_message)
+_p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found`, scheduling_message)
 
 _p_host_port if regex.match(`didn't have free ports for the requested pod ports|PodFitsHostPorts`, scheduling_message)
 
