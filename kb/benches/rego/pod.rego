@@ -580,6 +580,11 @@ crash_loop if {
 	is_number(exit_code)
 }
 
+crash_loop if {
+	_restarted_count
+	is_string(termination_reason)
+}
+
 _restarted_count if crashing_container.restartCount > 0
 
 _restarted_count if {
@@ -936,7 +941,7 @@ _ended_on_error if _app_exit
 
 _ended_on_error if {
 	not is_number(exit_code)
-	regex.match(`(?i)error|fatal|exception|panic|fail|denied|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed`, program_output)
+	regex.match(`(?i)error|fatal|exception|panic|fail|denied|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed|not empty`, program_output)
 }
 
 # Without the pod's spec, whether a denied path is on a volume is unknown unless given.
