@@ -1,9 +1,10 @@
 //! The bundled knowledge base against real cases: failures reconstructed from
 //! public GitHub issues and Q&A threads (`real-world/`), often partial (only the
-//! events, parts of `kubectl describe`, a log given as a fact). The first
-//! confirmed cause must be the expected one (or an acceptable one) in at least
-//! 9 cases out of 10, and the expected cause must be among the first three
-//! causes in all but a rare few.
+//! events, parts of `kubectl describe`, a log given as a fact). kb must never
+//! confirm a wrong cause first: where the case does not tell, it lists the causes
+//! as possible and asks for the fact that decides. The first confirmed cause must
+//! be the expected one (or an acceptable one) in nearly 9 cases out of 10, and the
+//! expected cause must be among the first three causes in all but a rare few.
 
 #![expect(clippy::unwrap_used, reason = "tests")]
 
@@ -14,14 +15,19 @@ use kb::knowledge::Loaded;
 use kb_engine::diagnosis::Status;
 use serde_json::Value as Json;
 
-/// The least share of cases whose first confirmed cause is right.
-const FIRST_CONFIRMED_RIGHT: f64 = 0.9;
-/// The most cases whose right cause is not among the first three (of 246: a
+/// The least share of cases whose first confirmed cause is right (of 296, the
+/// others confirm nothing: a registry that answers alike for a missing image and
+/// a refused login, a node's shutdown without the node, a denied path without
+/// the spec that says whether it is a volume, …).
+const FIRST_CONFIRMED_RIGHT: f64 = 0.88;
+/// The most cases whose right cause is not among the first three (of 296: a
 /// readiness probe shown without phase or events, a program that printed `Hello
 /// World!` and ended, its exit code not shown, where kb asks for it, an init
-/// container shown only by its spec, and a webhook's refusal that the API server
-/// reported as an empty `Error creating: `).
-const MISSED_IN_FIRST_THREE: usize = 4;
+/// container shown only by its spec, a webhook's refusal that the API server
+/// reported as an empty `Error creating: `, a node selector's mismatch of a pod
+/// shown without its spec, a 2015 kubelet's pull error written as the waiting
+/// reason, and the tail of a pull's x509 error quoted without its start).
+const MISSED_IN_FIRST_THREE: usize = 7;
 
 fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
@@ -109,8 +115,7 @@ fn the_first_confirmed_cause_is_the_right_one_in_real_cases() {
     let cases = cases();
     assert!(!cases.is_empty(), "no case in real-world/cases.json");
 
-    let mut first_right = 0usize;
-    let mut missed = 0usize;
+    let (mut first_right, mut first_wrong, mut missed) = (0usize, 0usize, 0usize);
     let mut table = String::new();
     for case in &cases {
         let outcome = diagnose(&loaded, &case.file);
@@ -120,6 +125,7 @@ fn the_first_confirmed_cause_is_the_right_one_in_real_cases() {
             .is_some_and(|id| case.accepts(id));
         let in_three = outcome.first_three.iter().any(|id| case.accepts(id));
         first_right += usize::from(first_ok);
+        first_wrong += usize::from(outcome.first_confirmed.is_some() && !first_ok);
         missed += usize::from(!in_three);
         if !first_ok || !in_three {
             writeln!(
@@ -136,7 +142,7 @@ fn the_first_confirmed_cause_is_the_right_one_in_real_cases() {
 
     let share = first_right as f64 / cases.len() as f64;
     let report = format!(
-        "first confirmed cause right in {first_right}/{} cases ({:.1}%), right cause not in the first three in {missed}\n\
+        "first confirmed cause right in {first_right}/{} cases ({:.1}%), wrong in {first_wrong}, right cause not in the first three in {missed}\n\
          {:<48} {:<38} {:<38} first three causes\n{table}",
         cases.len(),
         share * 100.0,
@@ -144,6 +150,8 @@ fn the_first_confirmed_cause_is_the_right_one_in_real_cases() {
         "expected",
         "first confirmed",
     );
+    // A wrong first cause misleads; a case that does not tell leaves causes possible.
+    assert_eq!(first_wrong, 0, "{report}");
     assert!(share >= FIRST_CONFIRMED_RIGHT, "{report}");
     assert!(missed <= MISSED_IN_FIRST_THREE, "{report}");
     println!("{report}");
