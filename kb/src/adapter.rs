@@ -518,7 +518,8 @@ fn normalize_bundle(mut document: Json<'_>) -> Result<Subject<'_>, String> {
 /// namespace's, and another pod's `FailedScheduling` is no evidence about
 /// this one. Events that name no object are kept, and so are those that
 /// name the pod or an owner with another uid (one of the same name before
-/// it, or a bundle put together by hand).
+/// it, or a bundle put together by hand). When none is left, the pod's own
+/// events were not given: an empty list would say the pod has none.
 fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
     let Some(Json::Array(events)) = document.get("events") else {
         return None;
@@ -541,12 +542,17 @@ fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
         None => format!("{kind} {name}"),
     };
     let left_out = own.iter().filter(|own| !**own).count();
-    let message = format!(
+    let mut message = format!(
         "left out {left_out} of the {} events: they are about other objects than the pod and \
          its owner (the first about {named})",
         own.len()
     );
-    if let Some(Json::Array(events)) = document.get_mut("events") {
+    if left_out == own.len() {
+        if let Json::Object(map) = document {
+            map.remove("events");
+        }
+        message.push_str("; the pod's own events are taken as not given");
+    } else if let Some(Json::Array(events)) = document.get_mut("events") {
         let mut own = own.into_iter();
         events.retain(|_| own.next().unwrap_or(true));
     }

@@ -914,6 +914,37 @@ fn a_bundles_events_about_other_objects_are_left_out_saying_so() {
     let d = one_json(&run_stdin(["eval", "--format", "json"], compact(&by_hand)));
     assert_eq!(confirmed(&d), ["pending.insufficient-resources"], "{d}");
     assert_contains(&compact(&d["warnings"]), "left out 1 of the 2 events");
+
+    // Only a claim's events: the pod's own were not given, which is not
+    // the same as a pod the scheduler never looked at.
+    let claim_only = json!({
+        "pod": {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "pgsql-postgresql-0", "namespace": "pgsql"},
+                "status": {"phase": "Pending"}},
+        "events": [
+            {"apiVersion": "v1", "kind": "Event",
+             "involvedObject": {"kind": "PersistentVolumeClaim", "name": "data-pgsql-postgresql-0", "namespace": "pgsql"},
+             "reason": "FailedBinding", "type": "Normal", "count": 5903,
+             "message": "no persistent volumes available for this claim and no storage class is set",
+             "source": {"component": "persistentvolume-controller"}}
+        ]
+    });
+    let d = one_json(&run_stdin(
+        ["eval", "--format", "json"],
+        compact(&claim_only),
+    ));
+    assert!(confirmed(&d).is_empty(), "{d}");
+    assert_eq!(
+        status_of(&d, "pending.scheduler-down"),
+        Some("possible"),
+        "{d}"
+    );
+    assert_contains(
+        &compact(&d["warnings"]),
+        "left out 1 of the 1 events: they are about other objects than the pod and its owner \
+         (the first about PersistentVolumeClaim pgsql/data-pgsql-postgresql-0); the pod's own \
+         events are taken as not given",
+    );
 }
 
 #[test]
