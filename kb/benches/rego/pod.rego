@@ -1082,7 +1082,7 @@ image_error := m if {
 }
 
 # Each is true or false when image_error is known, undefined when it is not.
-image_network_error := regex.match(`dial tcp|no such host|server misbehaving|TLS handshake timeout|request canceled while waiting for connection|connection reset by peer`, image_error)
+image_network_error := regex.match(`dial tcp|no such host|server misbehaving|TLS handshake timeout|request canceled while waiting for connection|connection reset by peer|Client\.Timeout exceeded while awaiting headers`, image_error)
 
 image_auth_rejected := regex.match(`\b40[13]\b|(?i:unauthorized|authentication required|no basic auth credentials|failed to fetch (anonymous|oauth) token|access forbidden|not authorized)`, image_error)
 
