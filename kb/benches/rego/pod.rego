@@ -675,6 +675,13 @@ causes contains "crash.read-only-filesystem" if {
 	not contains(start_failure, "mount through procfd")
 }
 
+# error.kb's error_mount_refused, which crash-loop.kb reads for a start refused.
+causes contains "error.invalid-volume-mount" if {
+	crash_loop
+	not last_run_started
+	regex.match(`mount through procfd|\(via /proc/self/fd/[0-9]+\)|dstFd=/proc/thread-self/fd/|cannot be mounted because it is (located )?inside|not of type proc|Are you trying to mount a directory onto a file \(or vice-versa\)`, error_message)
+}
+
 # exec_format_error, where known to be true.
 _exec_format_error if contains(start_failure, "exec format error")
 
