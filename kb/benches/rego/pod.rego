@@ -325,7 +325,30 @@ causes contains "pending.scheduler-down" if {
 	not _gated
 	not _scheduler_says
 	not scheduled_condition
+	_pod_events_given
 	count(scheduling_events) == 0
+}
+
+# kb's adapter takes the pod's events as not given where every event is about
+# another object than the pod and its owner.
+_pod_events_given if {
+	is_array(input.events)
+	count(input.events) == 0
+}
+
+_pod_events_given if {
+	some e in input.events
+	not _about_another_object(e)
+}
+
+_about_another_object(e) if {
+	name := e.involvedObject.name
+	is_string(name)
+	name != input.pod.metadata.name
+	name != object.get(input, ["owner", "metadata", "name"], "")
+	every ref in object.get(input.pod.metadata, "ownerReferences", []) {
+		name != ref.name
+	}
 }
 
 # -------------------------------------------------------------- crash loop
