@@ -127,6 +127,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "ready.node-overloaded",
             "ready.cpu-throttled",
             "ready.syn-backlog-overflow",
+            "ready.app-unhealthy",
         ],
     ),
     (
