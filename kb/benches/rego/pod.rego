@@ -971,7 +971,7 @@ _ended_on_error if _app_exit
 
 _ended_on_error if {
 	not is_number(exit_code)
-	regex.match(`(?i)error|fatal|exception|panic|fail|denied|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed|not empty`, program_output)
+	regex.match(`(?i)error|fatal|exception|panic|fail|denied|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed|not empty|no \w+ found`, program_output)
 }
 
 # Without the pod's spec, whether a denied path is on a volume is unknown unless given.
