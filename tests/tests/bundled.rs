@@ -190,6 +190,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "admission.security-policy-violation",
             "admission.webhook-unavailable",
             "admission.webhook-denied",
+            "admission.service-account-missing",
         ],
     ),
     ("pod-status-stale", &["stale.kubelet-qps-limit"]),
