@@ -533,18 +533,17 @@ fn keep_own_events(document: &mut Json<'_>) -> Option<String> {
     }
     let own: Vec<bool> = events.iter().map(is_own).collect();
     let first_other = About::of(events.iter().zip(&own).find(|(_, own)| !**own)?.0);
-    let (kind, name) = (
+    let first_other = named(
         first_other.kind.unwrap_or("object"),
-        first_other.name.unwrap_or_default(),
+        (
+            first_other.namespace.unwrap_or_default(),
+            first_other.name.unwrap_or_default(),
+        ),
     );
-    let named = match first_other.namespace {
-        Some(namespace) => format!("{kind} {namespace}/{name}"),
-        None => format!("{kind} {name}"),
-    };
     let left_out = own.iter().filter(|own| !**own).count();
     let mut message = format!(
         "left out {left_out} of the {} events: they are about other objects than the pod and \
-         its owner (the first about {named})",
+         its owner (the first about {first_other})",
         own.len()
     );
     if left_out == own.len() {
