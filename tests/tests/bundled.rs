@@ -89,6 +89,9 @@ const CATALOG: &[(&str, &[&str])] = &[
             "crash.segfault",
             "crash.cpu-unsupported",
             "crash.wrong-architecture",
+            "crash.dns-forwarding-loop",
+            "crash.node-pod-cidr-missing",
+            "crash.sysctl-denied",
         ],
     ),
     (

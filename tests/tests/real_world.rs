@@ -15,12 +15,12 @@ use kb::knowledge::Loaded;
 use kb_engine::diagnosis::Status;
 use serde_json::Value as Json;
 
-/// The least share of cases whose first confirmed cause is right (of 326, the
+/// The least share of cases whose first confirmed cause is right (of 329, the
 /// others confirm nothing: a registry that answers alike for a missing image and
 /// a refused login, a node's shutdown without the node, a denied path without
 /// the spec that says whether it is a volume, …).
 const FIRST_CONFIRMED_RIGHT: f64 = 0.88;
-/// The most cases whose right cause is not among the first three (of 326: a
+/// The most cases whose right cause is not among the first three (of 329: a
 /// readiness probe shown without phase or events, a program that printed `Hello
 /// World!` and ended, its exit code not shown, where kb asks for it, an init
 /// container shown only by its spec, a webhook's refusal that the API server

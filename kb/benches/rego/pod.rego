@@ -899,6 +899,21 @@ _said contains "error.rbac-forbidden" if {
 	regex.match(`forbidden: User \\?"system:serviceaccount:[^"\\]+\\?" cannot`, program_output)
 }
 
+_said contains "crash.dns-forwarding-loop" if {
+	_program_said
+	regex.match(`plugin/loop: (Loop \(\S+ -> \S+\) detected|Seen "HINFO IN \S+" more than twice, loop detected)`, program_output)
+}
+
+_said contains "crash.node-pod-cidr-missing" if {
+	_program_said
+	regex.match(`(?i)pod ?cidr not (assigned|available|present)`, program_output)
+}
+
+_said contains "crash.sysctl-denied" if {
+	_program_said
+	regex.match(`(?i)(open|write) /proc/sys/\S+: (permission denied|read-only file system|operation not permitted)|sysctl: (permission denied on key|setting key)`, program_output)
+}
+
 _said contains "crash.dns-failure" if {
 	_program_said
 	regex.match(`no such host|Name or service not known|Temporary failure in name resolution|server misbehaving|Could not resolve host|getaddrinfo ENOTFOUND|UnknownHostException|lookup \S+ on \S+:53: |host not found in (upstream|resolver) `, program_output)
