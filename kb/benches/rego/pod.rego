@@ -886,7 +886,7 @@ _command_refused_in_log if regex.match(`(?m)exec user process caused|bad interpr
 # A shell or an entrypoint script that outlives the crash reports it, then exits itself.
 _said contains "crash.cpu-unsupported" if {
 	_program_said
-	regex.match(`requires a CPU with AVX|compiled to use \S+ instructions, but these aren't available|Illegal instruction|illegal hardware instruction`, program_output)
+	regex.match(`requires (a )?CPU with |compiled to use \S+ instructions, but these aren't available|Illegal instruction|illegal hardware instruction`, program_output)
 }
 
 _said contains "crash.segfault" if {
@@ -928,6 +928,10 @@ _access_denied if regex.match(`(?i)permission denied|operation not permitted|EAC
 
 _said contains "crash.volume-permission-denied" if {
 	_program_said
+	_denied_on_volume
+}
+
+_denied_on_volume if {
 	_access_denied
 	some spec in array.concat(object.get(input.pod.spec, "containers", []), object.get(input.pod.spec, "initContainers", []))
 	spec.name == crashing_container.name
@@ -944,7 +948,7 @@ _said contains "crash.volume-permission-denied" if {
 
 _said contains "crash.ipv6-unsupported" if {
 	_program_said
-	contains(program_output, "Address family not supported by protocol")
+	regex.match(`(?i)address family not supported by protocol|(?-i:Can't connect to \('::', [0-9]+\))`, program_output)
 }
 
 _said contains "crash.config-invalid" if {
@@ -955,6 +959,26 @@ _said contains "crash.config-invalid" if {
 _said contains "crash.writes-read-only" if {
 	_program_said
 	regex.match(`(?i)read-only file system|\bEROFS\b|\[Errno 30\]`, program_output)
+}
+
+# Under a read-only root, whatever errno the program reports for what it could not create.
+_said contains "crash.writes-read-only" if {
+	_program_said
+	_root_read_only
+	regex.match(`(?i)\b(mkdir|mkdtemp|cannot create|can't create|failed to create|unable to create)\b[^\n]*(ENOENT|EACCES|no such file or directory|permission denied)|\b(ENOENT|EACCES)\b[^\n]*, mkdir '`, program_output)
+	not _denied_on_volume
+}
+
+_root_read_only if {
+	some spec in array.concat(object.get(input.pod.spec, "containers", []), object.get(input.pod.spec, "initContainers", []))
+	spec.name == crashing_container.name
+	spec.securityContext.readOnlyRootFilesystem == true
+}
+
+_root_read_only if {
+	not crashing_container.name
+	some spec in input.pod.spec.containers
+	spec.securityContext.readOnlyRootFilesystem == true
 }
 
 causes contains c if {
