@@ -611,6 +611,7 @@ impl<'a, S: Scope<'a>> Eval<'_, 'a, S> {
             CExpr::Len(e) => match self.eval(e) {
                 Value::Unknown => Value::Unknown,
                 Value::Absent => Value::Number(0.0),
+                Value::Json(Json::Object(fields)) => Value::Number(fields.len() as f64),
                 value => match (value.as_str(), value.elements()) {
                     (Some(s), _) => Value::Number(s.chars().count() as f64),
                     (_, Some(items)) => Value::Number(items.len() as f64),

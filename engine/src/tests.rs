@@ -466,6 +466,27 @@ cause c.not_pending "not pending" { fix "f" { step "s" } }
 }
 
 #[test]
+fn len_counts_an_objects_fields() {
+    let kb = kb(r#"
+fact selector: object "The node selector" { from pod.spec.nodeSelector }
+symptom s "S" {
+  when true
+  check "How many labels?" {
+    if len(selector) == 2 => c.two
+    if len(selector) == 0 => c.none
+  }
+}
+cause c.two "two" { fix "f" { step "s" } }
+cause c.none "none" { fix "f" { step "s" } }
+"#);
+    let with = |spec: Json| eval(&kb, &json!({"pod": {"spec": spec}}));
+    let two = with(json!({"nodeSelector": {"kubernetes.io/os": "linux", "disk": "ssd"}}));
+    assert_eq!(status(&two, "c.two"), Some(Status::Confirmed));
+    let none = with(json!({}));
+    assert_eq!(status(&none, "c.none"), Some(Status::Confirmed));
+}
+
+#[test]
 fn given_facts_override_derived_ones_and_wrong_types_are_unknown() {
     let kb = kb(PENDING);
     let d = eval(
