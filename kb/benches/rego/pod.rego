@@ -761,12 +761,14 @@ _command_not_executable if {
 _command_not_executable if regex.match(`(?m)exec user process caused:? "?permission denied|^(\S*/)?(ba|da|a)?sh: (line )?([0-9]+: )?/\S+: Permission denied$`, program_output)
 
 # error.kb's error_first_arg_run: args without command, and the runtime looked
-# for a program named after the first of them.
+# for a program named after the first of them, or named like an option.
+error_first_arg_run if regex.match(`exec: \\?"-[^"\\]*\\?": (executable file not found|no such file or directory)`, error_message)
+
 error_first_arg_run if {
 	spec := _error_container_spec
 	not has(spec, "command")
 	is_array(spec.args)
-	m := regex.find_all_string_submatch_n(`exec: "([^"]*)": (executable file not found|no such file or directory)`, error_message, 1)
+	m := regex.find_all_string_submatch_n(`exec: \\?"([^"\\]*)\\?": (executable file not found|no such file or directory)`, error_message, 1)
 	m[0][1] == spec.args[0]
 }
 
