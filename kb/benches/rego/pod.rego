@@ -903,20 +903,13 @@ _said contains "error.rbac-forbidden" if {
 
 _said contains "crash.dns-forwarding-loop" if {
 	_program_said
-	_image_may_be(`(?i)dns|node-cache`)
 	regex.match(`plugin/loop: (Loop \(\S+ -> \S+\) detected|Seen "HINFO IN \S+" more than twice, loop detected)`, program_output)
 }
 
 _said contains "crash.node-pod-cidr-missing" if {
 	_program_said
-	_image_may_be(`(?i)flannel|cilium|canal|calico|kube-router|kindnet|antrea|weave|cni`)
 	regex.match(`(?i)pod ?cidr not (assigned|available|present)`, program_output)
 }
-
-# The rarer causes of the cluster's own programs, unless the image is known to be another.
-_image_may_be(_) if not is_string(crashing_container.image)
-
-_image_may_be(pattern) if regex.match(pattern, crashing_container.image)
 
 _said contains "crash.sysctl-denied" if {
 	_program_said
