@@ -65,6 +65,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "image.untrusted-certificate",
             "image.corrupted",
             "image.never-pull",
+            "image.short-name-unresolved",
         ],
     ),
     (

@@ -141,10 +141,14 @@ scheduling_message := m if {
 	m := last_message(scheduling_events)
 }
 
-nodes_unavailable if regex.match(
-	`^0/\d+ nodes are available: (\d+ node\(s\) (had (untolerated )?taints? \{node\.kubernetes\.io/(not-ready|unreachable|unschedulable):[^}]*\}(, that the pod didn't tolerate)?|were unschedulable|were not ready)(, |\.|$) ?)+(preemption: .*)?$`,
-	scheduling_message,
-)
+# Every reason a node being unavailable, but for the control-plane nodes' taint.
+nodes_unavailable if {
+	regex.match(
+		`^0/\d+ nodes are available: (\d+ (node\(s\) (had (untolerated )?taints? \{node\.kubernetes\.io/(not-ready|unreachable|unschedulable):[^}]*\}(, that the pod didn't tolerate)?|were unschedulable|were not ready|had (untolerated )?taints? \{node-role\.kubernetes\.io/(master|control-plane):[^}]*\}(, that the pod didn't tolerate)?)|NodeUnschedulable|NodeNotReady|PodToleratesNodeTaints)(, |\.|$) ?)+(preemption: .*)?$`,
+		scheduling_message,
+	)
+	regex.match(`\d+ (node\(s\) (had (untolerated )?taints? \{node\.kubernetes\.io/(not-ready|unreachable|unschedulable):|were unschedulable|were not ready)|NodeUnschedulable|NodeNotReady)`, scheduling_message)
+}
 
 nodes_unavailable if contains(scheduling_message, "no nodes available to schedule pods")
 
@@ -230,7 +234,7 @@ _p_pod_affinity if regex.match(`didn't match pod (anti-)?affinity rules|didn't s
 
 _p_volume_zone if regex.match(`volume node affinity conflict|no available volume zone|NoVolumeZoneConflict`, scheduling_message)
 
-_p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found`, scheduling_message)
+_p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found|didn't find available persistent volumes to bind`, scheduling_message)
 
 _p_host_port if regex.match(`didn't have free ports for the requested pod ports|PodFitsHostPorts`, scheduling_message)
 
@@ -1199,10 +1203,18 @@ causes contains "creating.runtime-broken-install" if {
 	regex.match(`Id or size of image "[^"]*" is not set`, image_error)
 }
 
+# CRI-O fails the inspection of a short name before any pull: no corruption.
+causes contains "image.short-name-unresolved" if {
+	image_pull
+	_short_name_unresolved
+}
+
+_short_name_unresolved if regex.match(`no registries configured while trying to pull an unqualified image|short-name "[^"]*" did not resolve to an alias|short-name resolution enforced`, image_error)
+
 causes contains "image.corrupted" if {
 	image_pull
 	image_waiting_reason == "ImageInspectError"
-	not regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon|Id or size of image "[^"]*" is not set`, image_error)
+	not regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon|Id or size of image "[^"]*" is not set|no registries configured|short-name`, image_error)
 }
 
 causes contains "image.registry-unreachable" if {
@@ -1217,6 +1229,7 @@ _registry_answer if {
 	not image_waiting_reason in {"InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable"}
 	_not_never_pull
 	_not_inspect_error
+	not _short_name_unresolved
 }
 
 _not_never_pull if image_pull_policy != "Never"
