@@ -195,6 +195,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "admission.webhook-unavailable",
             "admission.webhook-denied",
             "admission.service-account-missing",
+            "admission.priority-class-refused",
         ],
     ),
     ("pod-status-stale", &["stale.kubelet-qps-limit"]),
