@@ -1077,6 +1077,10 @@ image_event_reason := r if {
 	m := last_message(errors)
 	is_string(m)
 	r := trim_prefix(m, "Error: ")
+} else := r if {
+	m := last_message([e | some e in events; regex.match(`^Error syncing pod.* for "[^"]*" with \w+: "`, e.message)])
+	is_string(m)
+	r := regex.find_all_string_submatch_n(`^Error syncing pod.* for "[^"]*" with (ImagePullBackOff|ErrImagePull|InvalidImageName|ErrImageNeverPull|ImageInspectError|RegistryUnavailable): "`, m, 1)[0][1]
 } else := "InvalidImageName" if {
 	count([e | some e in events; regex.match(`^Failed to apply default image tag|couldn't parse image reference`, e.message)]) > 0
 } else := "ErrImageNeverPull" if {
@@ -1145,6 +1149,9 @@ image_kubelet_error := m if {
 	not regex.match(`^Back-off pulling image "[^"]*"$`, m)
 } else := m if {
 	m := last_message([e | some e in events; contains(e.message, image_ref); _kubelet_image_event(e)])
+	is_string(m)
+} else := m if {
+	m := last_message([e | some e in events; regex.match(`^Error syncing pod.* for "[^"]*" with (ErrImagePull|ImageInspectError): "`, e.message)])
 }
 
 # Unknown (undefined) unless the kubelet's error is at hand or a pull by hand was given.
