@@ -15,22 +15,22 @@ use kb::knowledge::Loaded;
 use kb_engine::diagnosis::Status;
 use serde_json::Value as Json;
 
-/// The least share of cases whose first confirmed cause is right (of 408, the
+/// The least share of cases whose first confirmed cause is right (of 492, the
 /// others confirm nothing: a registry that answers alike for a missing image and
 /// a refused login, a node's shutdown without the node, a denied path without
 /// the spec that says whether it is a volume, …).
-const FIRST_CONFIRMED_RIGHT: f64 = 0.88;
-/// The most cases whose right cause is not among the first three (of 408: a
+const FIRST_CONFIRMED_RIGHT: f64 = 0.90;
+/// The most cases whose right cause is not among the first three (of 492: a
 /// readiness probe shown without phase or events, a program that printed `Hello
 /// World!` and ended, its exit code not shown, where kb asks for it, an init
 /// container shown only by its spec, a webhook's refusal that the API server
 /// reported as an empty `Error creating: `, a node selector's mismatch of a pod
 /// shown without its spec, a 2015 kubelet's pull error written as the waiting
-/// reason, the tail of a pull's x509 error quoted without its start, a claim's
-/// events pasted without the pod's, a process in state D and a finalizer behind
-/// a pod stuck Terminating whose node is not shown, a readiness probe failing
-/// on a pod still Ready, and a 2016 docker's words for a command written as one
-/// string).
+/// reason, the tail of a pull's x509 error quoted without its start, a process in
+/// state D and a finalizer behind a pod stuck Terminating whose node is not
+/// shown, a readiness probe failing on a pod still Ready, a 2016 docker's words
+/// for a command written as one string, and a broken layer shown only by a pull
+/// by hand).
 const MISSED_IN_FIRST_THREE: usize = 12;
 
 fn tests_dir() -> PathBuf {
