@@ -1089,6 +1089,8 @@ image_event_reason := r if {
 	count([e | some e in events; startswith(e.message, "Failed to inspect image")]) > 0
 } else := "ErrImagePull" if {
 	count([e | some e in events; startswith(e.message, "Failed to pull image")]) > 0
+} else := "ErrImagePull" if {
+	count([e | some e in events; _registry_request_failed(e)]) > 0
 } else := "ImagePullBackOff" if {
 	some e in events
 	startswith(e.message, "Back-off pulling image")
@@ -1152,6 +1154,16 @@ image_kubelet_error := m if {
 	is_string(m)
 } else := m if {
 	m := last_message([e | some e in events; regex.match(`^Error syncing pod.* for "[^"]*" with (ErrImagePull|ImageInspectError): "`, e.message)])
+	is_string(m)
+} else := m if {
+	m := last_message([e | some e in events; _registry_request_failed(e)])
+}
+
+# The tail of a pull's error quoted alone still names a call to the registry's API.
+_registry_request_failed(e) if {
+	regex.match(`https?://[^"\s]*/v2/[^"\s]*/(manifests|blobs)/`, e.message)
+	object.get(e, "reason", "") != "FailedCreatePodSandBox"
+	not contains(e.message, "sandbox")
 }
 
 # Unknown (undefined) unless the kubelet's error is at hand or a pull by hand was given.
