@@ -160,6 +160,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "rejected.out-of-resources",
             "rejected.device-unavailable",
             "rejected.node-mismatch",
+            "rejected.sysctl-forbidden",
         ],
     ),
     (

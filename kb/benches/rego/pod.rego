@@ -234,7 +234,7 @@ _p_pod_affinity if regex.match(`didn't match pod (anti-)?affinity rules|didn't s
 
 _p_volume_zone if regex.match(`volume node affinity conflict|no available volume zone|NoVolumeZoneConflict`, scheduling_message)
 
-_p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found|didn't find available persistent volumes to bind`, scheduling_message)
+_p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|PersistentVolumeClaim is not bound|persistentvolumeclaim "[^"]+" not found|didn't find available persistent volumes to bind`, scheduling_message)
 
 _p_host_port if regex.match(`didn't have free ports for the requested pod ports|PodFitsHostPorts`, scheduling_message)
 
@@ -917,8 +917,10 @@ _said contains "crash.node-pod-cidr-missing" if {
 
 _said contains "crash.sysctl-denied" if {
 	_program_said
-	regex.match(`(?i)(open|write) /proc/sys/\S+: (permission denied|read-only file system|operation not permitted)|sysctl: (permission denied on key|setting key)`, program_output)
+	_sysctl_refused
 }
+
+_sysctl_refused if regex.match(`(?i)(open|write) /proc/sys/\S+: (permission denied|read-only file system|operation not permitted)|sysctl: (permission denied on key|(error )?setting key)`, program_output)
 
 _said contains "crash.dns-failure" if {
 	_program_said
@@ -930,7 +932,7 @@ _said contains "crash.dependency-unreachable" if {
 	regex.match(`(?i)connection refused|connection to \S+ refused|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|connection timed out|no route to host|dial tcp \S+: i/o timeout|Communications link failure|Can't connect to MySQL server|could not connect to server`, program_output)
 }
 
-_access_denied if regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException`, program_output)
+_access_denied if regex.match(`(?i)permission denied|operation not permitted|EACCES|AccessDeniedException|lock file on a read-only directory`, program_output)
 
 _said contains "crash.volume-permission-denied" if {
 	_program_said
@@ -959,12 +961,13 @@ _said contains "crash.ipv6-unsupported" if {
 
 _said contains "crash.config-invalid" if {
 	_program_said
-	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: |(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
+	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: |flag provided but not defined: |(?-i:unknown (shorthand )?flag: )|(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
 }
 
 _said contains "crash.writes-read-only" if {
 	_program_said
 	regex.match(`(?i)read-only file system|\bEROFS\b|\[Errno 30\]`, program_output)
+	not _sysctl_refused
 }
 
 # Under a read-only root, whatever errno the program reports for what it could not create.
@@ -1016,7 +1019,7 @@ _ended_on_error if _app_exit
 
 _ended_on_error if {
 	not is_number(exit_code)
-	regex.match(`(?i)error|fatal|exception|panic|fail|denied|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed|not empty|no \w+ found`, program_output)
+	regex.match(`(?i)error|fatal|exception|panic|fail|denied|not permitted|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed|not empty|no \w+ found`, program_output)
 }
 
 # Without the pod's spec, whether a denied path is on a volume is unknown unless given.
@@ -1138,6 +1141,8 @@ image_pull_secret_missing if {
 image_shared_registry if regex.match(`^(docker\.io|index\.docker\.io|registry-1\.docker\.io|ghcr\.io|quay\.io|registry\.gitlab\.com|gcr\.io|public\.ecr\.aws)/|^[^/]+$|^[^/.:]+/`, image_ref)
 
 _kubelet_image_event(e) if regex.match(`^(Failed to pull image|Failed to apply default image tag|Failed to inspect image) `, e.message)
+
+_kubelet_image_event(e) if regex.match(`^Back-off pulling image "[^"]*": \S`, e.message)
 
 _kubelet_image_event(e) if contains(e.message, "is not present with pull policy of Never")
 
