@@ -729,6 +729,13 @@ _exec_format_exit if not is_number(exit_code)
 
 _exec_format_exit if _app_exit
 
+# A runtime that cannot start any container: its shim is missing or of another version.
+causes contains "creating.runtime-broken-install" if {
+	crash_loop
+	not last_run_started
+	regex.match(`binary not installed "containerd-shim|unsupported shim version|failed to start shim`, start_failure)
+}
+
 causes contains "error.args-without-command" if {
 	crash_loop
 	error_first_arg_run
