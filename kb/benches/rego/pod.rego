@@ -1234,6 +1234,21 @@ causes contains "creating.runtime-broken-install" if {
 	regex.match(`Id or size of image "[^"]*" is not set`, image_error)
 }
 
+# The image's words are not needed where the node cannot run it at all.
+causes contains "image.platform-mismatch" if {
+	image_pull
+	_node_windows_unasked
+}
+
+_node_windows if input.node.metadata.labels["kubernetes.io/os"] == "windows"
+
+_node_windows if input.node.status.nodeInfo.operatingSystem == "windows"
+
+_node_windows_unasked if {
+	_node_windows
+	not input.pod.spec.nodeSelector["kubernetes.io/os"] == "windows"
+}
+
 # CRI-O fails the inspection of a short name before any pull: no corruption.
 causes contains "image.short-name-unresolved" if {
 	image_pull
@@ -1261,6 +1276,7 @@ _registry_answer if {
 	_not_never_pull
 	_not_inspect_error
 	not _short_name_unresolved
+	not _node_windows_unasked
 }
 
 _not_never_pull if image_pull_policy != "Never"
