@@ -234,6 +234,14 @@ _p_pod_affinity if regex.match(`didn't match pod (anti-)?affinity rules|didn't s
 
 _p_volume_zone if regex.match(`volume node affinity conflict|no available volume zone|NoVolumeZoneConflict`, scheduling_message)
 
+# A device's nodes tainted for the pods that need them.
+causes contains "pending.untolerated-taint" if {
+	pending
+	not _gated
+	regex.match(`Insufficient [A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`, scheduling_message)
+	regex.match(`taints? \{([^n]|n[^o]|no[^d]|nod[^e]|node[^-.]|node-[^r]|node-r[^o]|node\.[^k])`, scheduling_message)
+}
+
 _p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|PersistentVolumeClaim is not bound|persistentvolumeclaim "[^"]+" not found|didn't find available persistent volumes to bind`, scheduling_message)
 
 _p_host_port if regex.match(`didn't have free ports for the requested pod ports|PodFitsHostPorts`, scheduling_message)
