@@ -234,10 +234,8 @@ _p_pod_affinity if regex.match(`didn't match pod (anti-)?affinity rules|didn't s
 
 _p_volume_zone if regex.match(`volume node affinity conflict|no available volume zone|NoVolumeZoneConflict`, scheduling_message)
 
-# A device's nodes tainted for the pods that need them.
-causes contains "pending.untolerated-taint" if {
-	pending
-	not _gated
+# A device's nodes tainted for the pods that need them: the taint, not a shortage.
+_device_pool_tainted if {
 	regex.match(`Insufficient [A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`, scheduling_message)
 	regex.match(`taints? \{([^n]|n[^o]|no[^d]|nod[^e]|node[^-.]|node-[^r]|node-r[^o]|node\.[^k])`, scheduling_message)
 }
@@ -273,6 +271,7 @@ causes contains "pending.insufficient-resources" if {
 	pending
 	not _gated
 	_p_resources
+	not _device_pool_tainted
 }
 
 causes contains "pending.too-many-pods" if {
