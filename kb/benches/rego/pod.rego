@@ -975,7 +975,7 @@ _said contains "crash.ipv6-unsupported" if {
 
 _said contains "crash.config-invalid" if {
 	_program_said
-	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: |flag provided but not defined: |(?-i:unknown (shorthand )?flag: )|(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
+	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: |flag provided but not defined: |(?-i:unknown (shorthand )?flag: )|(?m-i:^[Uu]sage:)|(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
 }
 
 _said contains "crash.writes-read-only" if {
