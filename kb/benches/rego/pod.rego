@@ -240,7 +240,7 @@ _device_pool_tainted if {
 	regex.match(`taints? \{([^n]|n[^o]|no[^d]|nod[^e]|node[^-.]|node-[^r]|node-r[^o]|node\.[^k])`, scheduling_message)
 }
 
-_p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|PersistentVolumeClaim is not bound|persistentvolumeclaim "[^"]+" not found|didn't find available persistent volumes to bind`, scheduling_message)
+_p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|PersistentVolumeClaim is not bound|running PreBind plugin "VolumeBinding"|persistentvolumeclaim "[^"]+" not found|didn't find available persistent volumes to bind`, scheduling_message)
 
 _p_host_port if regex.match(`didn't have free ports for the requested pod ports|PodFitsHostPorts`, scheduling_message)
 
