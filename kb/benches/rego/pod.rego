@@ -1243,7 +1243,7 @@ causes contains "creating.runtime-broken-install" if {
 
 # The image's words are not needed where the node cannot run it at all.
 causes contains "image.platform-mismatch" if {
-	image_pull
+	_registry_answer
 	_node_windows_unasked
 }
 
@@ -1283,7 +1283,6 @@ _registry_answer if {
 	_not_never_pull
 	_not_inspect_error
 	not _short_name_unresolved
-	not _node_windows_unasked
 }
 
 _not_never_pull if image_pull_policy != "Never"
