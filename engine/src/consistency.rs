@@ -32,10 +32,7 @@ pub(crate) fn check(kb: &KnowledgeBase) -> Result<(), String> {
             }
         }
     }
-    ensure(
-        kb.topo.len() == nodes && kb.rank.len() == nodes,
-        "the order of nodes is incomplete",
-    )?;
+    ensure(kb.topo.len() == nodes, "the order of nodes is incomplete")?;
     for (index, node) in kb.graph.node_indices().zip(kb.graph.node_weights()) {
         let back = match *node {
             Node::Symptom(id) => kb.symptoms.get(id.0).map(|s| s.node),

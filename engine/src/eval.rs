@@ -161,6 +161,9 @@ struct Reach {
     truth: Truth,
     path: Rc<PathStep>,
     symptom: usize,
+    /// The rank of the branch that led here: a cause ranks there among those
+    /// alike.
+    rank: usize,
 }
 
 /// One condition on a path, linked to the ones before it.
@@ -531,6 +534,7 @@ impl<'a> Run<'a> {
                                 truth,
                                 path,
                                 symptom: s.0,
+                                rank: 0,
                             },
                         );
                     }
@@ -619,6 +623,7 @@ impl<'a> Run<'a> {
                         truth,
                         path,
                         symptom: here.symptom,
+                        rank: branch.rank,
                     },
                 );
             }
@@ -652,6 +657,7 @@ impl<'a> Run<'a> {
                         truth,
                         path,
                         symptom: here.symptom,
+                        rank: here.rank,
                     },
                 );
             }
@@ -681,11 +687,7 @@ impl<'a> Run<'a> {
             } else {
                 (unknowns, Reverse(evidence.len() - unknowns))
             };
-            let rank = kb
-                .rank
-                .get(cause.node.index())
-                .copied()
-                .unwrap_or(usize::MAX);
+            let rank = reached.rank;
             let fixes = kb.fixes_with(cause, lang, |template| self.render(template));
             let symptom = kb
                 .symptoms

@@ -143,9 +143,6 @@ pub struct KnowledgeBase {
     /// Nodes in an order where every edge goes forward.
     #[serde(deserialize_with = "crate::snapshot::sized_vec")]
     pub(crate) topo: Vec<NodeIndex>,
-    /// Preorder position of every node, from the symptoms in declaration order.
-    #[serde(deserialize_with = "crate::snapshot::sized_vec")]
-    pub(crate) rank: Vec<usize>,
     /// Ordered, as every map here, so that the same knowledge base always
     /// gives the same bytes ([`KnowledgeBase::to_bytes`]).
     pub(crate) names: SortedMap<Text, Name>,
@@ -276,6 +273,9 @@ pub struct BranchInfo {
     pub facts: Vec<FactId>,
     /// Where it leads.
     pub target: Target,
+    /// Its position among all branches, depth first from the symptoms in the
+    /// order the rules are written: a cause reached through it ranks there.
+    pub(crate) rank: usize,
 }
 
 /// Where a branch leads.

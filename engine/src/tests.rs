@@ -248,6 +248,28 @@ cause c.deeper "Deeper" { fix "f" { step "s" } }
     );
 }
 
+/// A cause several branches lead to ranks where the branch that reaches it
+/// stands, not where its first branch is written: one ruled out early and
+/// possible late comes after the causes written before that late branch.
+#[test]
+fn a_cause_ranks_where_the_branch_reaching_it_stands() {
+    let kb = kb(r#"
+symptom s "S" {
+  when phase == "Pending"
+  check "One" {
+    if phase == "Running" => c.late
+    if message contains "y" => c.middle
+    if message contains "x" => c.late
+  }
+}
+cause c.middle "Middle" { fix "f" { step "s" } }
+cause c.late "Late" { fix "f" { step "s" } }
+"#);
+    let d = eval(&kb, &json!({"pod": pod("Pending")}));
+    let order: Vec<&str> = d.causes.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(order, ["c.middle", "c.late"]);
+}
+
 #[test]
 fn else_holds_when_no_branch_does_and_is_unknown_when_one_might() {
     let kb = kb(r#"

@@ -553,6 +553,7 @@ impl<'r> Compiler<'r> {
                 condition,
                 facts,
                 target,
+                rank: UNREACHED,
             });
         }
         let gather = check.gather.as_ref().and_then(|s| self.template(s));
@@ -717,13 +718,39 @@ impl<'r> Compiler<'r> {
     }
 
     /// The position of every node reached from the symptoms, depth first, in
-    /// the order the rules are written, by node index; [`UNREACHED`] for the
-    /// others.
-    fn preorder(&self) -> Vec<usize> {
+    /// the order the rules are written, by node index ([`UNREACHED`] for the
+    /// others); each branch is given its own position as it is taken, so that
+    /// a cause reached by several branches ranks where the one reaching it
+    /// stands.
+    fn preorder(&mut self) -> Vec<usize> {
+        /// A node to visit, or a branch (check, index) leading to one.
+        enum Visit {
+            Node(NodeIndex),
+            Branch(usize, usize, NodeIndex),
+        }
         let mut rank = vec![UNREACHED; self.graph.node_count()];
         let mut reached = 0;
-        let mut stack: Vec<NodeIndex> = self.symptoms.iter().rev().map(|s| s.node).collect();
-        while let Some(node) = stack.pop() {
+        let mut stack: Vec<Visit> = self
+            .symptoms
+            .iter()
+            .rev()
+            .map(|s| Visit::Node(s.node))
+            .collect();
+        while let Some(visit) = stack.pop() {
+            let node = match visit {
+                Visit::Node(node) => node,
+                Visit::Branch(check, branch, node) => {
+                    if let Some(b) = self
+                        .checks
+                        .get_mut(check)
+                        .and_then(|c| c.branches.get_mut(branch))
+                    {
+                        b.rank = reached;
+                    }
+                    reached += 1;
+                    node
+                }
+            };
             match rank.get_mut(node.index()) {
                 Some(slot) if *slot == UNREACHED => *slot = reached,
                 _ => continue,
@@ -732,28 +759,27 @@ impl<'r> Compiler<'r> {
             match self.graph.node_weight(node) {
                 Some(Node::Symptom(s)) => {
                     if let Some(first) = self.symptoms.get(s.0).and_then(|s| s.checks.first()) {
-                        stack.extend(self.checks.get(first.0).map(|c| c.node));
+                        stack.extend(self.checks.get(first.0).map(|c| Visit::Node(c.node)));
                     }
                 }
-                Some(Node::Check(c)) => {
+                Some(&Node::Check(c)) => {
                     let Some(check) = self.checks.get(c.0) else {
                         continue;
                     };
-                    let mut next: Vec<NodeIndex> = check
-                        .branches
-                        .iter()
-                        .map(|b| match b.target {
-                            Target::Cause(cause) => self.cause_node(cause),
-                            Target::Check(check) => NodeIndex::new(self.symptoms.len() + check.0),
-                        })
-                        .collect();
-                    next.extend(
+                    stack.extend(
                         check
                             .next
                             .and_then(|n| self.checks.get(n.0))
-                            .map(|c| c.node),
+                            .map(|c| Visit::Node(c.node)),
                     );
-                    stack.extend(next.into_iter().rev());
+                    let symptoms = self.symptoms.len();
+                    stack.extend(check.branches.iter().enumerate().rev().map(|(i, b)| {
+                        let target = match b.target {
+                            Target::Cause(cause) => self.cause_node(cause),
+                            Target::Check(check) => NodeIndex::new(symptoms + check.0),
+                        };
+                        Visit::Branch(c.0, i, target)
+                    }));
                 }
                 _ => {}
             }
@@ -845,17 +871,13 @@ impl<'r> Compiler<'r> {
             Arc::unwrap_or_clone(std::mem::take(&mut self.names)),
             std::mem::take(&mut self.ids),
         );
-        let ((rank, input_needs), (names, ids)) = rayon::join(
-            || {
-                let needs = reads::input_needs(&self.facts, &self.exprs, self.inputs.len(), &shown);
-                (self.preorder(), needs)
-            },
+        let (input_needs, (names, ids)) = rayon::join(
+            || reads::input_needs(&self.facts, &self.exprs, self.inputs.len(), &shown),
             || rayon::join(|| ordered(names), || ordered(ids)),
         );
         Ok(KnowledgeBase {
             graph: self.graph,
             topo,
-            rank,
             names,
             ids,
             templates: self.templates,
