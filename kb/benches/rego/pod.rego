@@ -975,7 +975,7 @@ _said contains "crash.ipv6-unsupported" if {
 
 _said contains "crash.config-invalid" if {
 	_program_said
-	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|yaml: line \d+|json: cannot unmarshal|toml: |flag provided but not defined: |(?-i:unknown (shorthand )?flag: )|(?m-i:^[Uu]sage:)|(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
+	regex.match(`(?i)(config|configuration|settings)[^\n]*(parse|pars(ing|e) error|invalid|malformed|missing|required|not found|unknown (field|key))|(environment variable|env var)[^\n]*(required|missing|not set|must be set)|(required|missing) (environment variable|env var)|(?-i:KeyError: '[A-Z][A-Z0-9_]+')|(error|fail(ed|ure)?)( to)? (pars(e|ing)|decod(e|ing)|unmarshal(l?ing)?) (the )?(config|configuration|settings)|yaml: line \d+|yaml: unmarshal errors|field \w+ not found in type |json: cannot unmarshal|toml: |flag provided but not defined: |(?-i:unknown (shorthand )?flag: )|(?m-i:^[Uu]sage:)|(?-i:tcp://[0-9.]+:[0-9]+[^\n]*(invalid|NumberFormatException|not a number)|(parsing|parse|invalid)[^\n]*tcp://[0-9.]+:[0-9]+)`, program_output)
 }
 
 _said contains "crash.writes-read-only" if {
@@ -1033,7 +1033,7 @@ _ended_on_error if _app_exit
 
 _ended_on_error if {
 	not is_number(exit_code)
-	regex.match(`(?i)error|fatal|exception|panic|fail|denied|not permitted|cannot|can't|unable|refused|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed|not empty|no \w+ found`, program_output)
+	regex.match(`(?i)error|fatal|exception|panic|fail|denied|not permitted|cannot|can't|could not|couldn't|unable|refused|corrupt|bad file format|not found|invalid|in use|traceback|killed|too (low|small|high|large|many)|at least|must be|exceed|not empty|no \w+ found`, program_output)
 }
 
 # Without the pod's spec, whether a denied path is on a volume is unknown unless given.
