@@ -31,6 +31,7 @@ const CATALOG: &[(&str, &[&str])] = &[
             "pending.volume-zone-conflict",
             "pending.unbound-pvc",
             "pending.host-port-conflict",
+            "pending.volume-limit-reached",
         ],
     ),
     (

@@ -244,6 +244,8 @@ _p_unbound_pvc if regex.match(`unbound (immediate )?PersistentVolumeClaims|Persi
 
 _p_host_port if regex.match(`didn't have free ports for the requested pod ports|PodFitsHostPorts`, scheduling_message)
 
+_p_volume_limit if regex.match(`exceed max volume count|Max(EBS|GCEPD|AzureDisk|CSI|Cinder)VolumeCount`, scheduling_message)
+
 _p_taint if {
 	regex.match(`untolerated taint|that the pod didn't tolerate|PodToleratesNodeTaints`, scheduling_message)
 	not nodes_unavailable
@@ -264,6 +266,8 @@ _scheduler_says if _p_volume_zone
 _scheduler_says if _p_unbound_pvc
 
 _scheduler_says if _p_host_port
+
+_scheduler_says if _p_volume_limit
 
 _scheduler_says if _p_taint
 
@@ -322,6 +326,12 @@ causes contains "pending.host-port-conflict" if {
 	pending
 	not _gated
 	_p_host_port
+}
+
+causes contains "pending.volume-limit-reached" if {
+	pending
+	not _gated
+	_p_volume_limit
 }
 
 causes contains "pending.untolerated-taint" if {
