@@ -926,7 +926,7 @@ _said contains "crash.segfault" if {
 
 _said contains "error.rbac-forbidden" if {
 	_program_said
-	regex.match(`forbidden: User \\?"system:serviceaccount:[^"\\]+\\?" cannot`, program_output)
+	regex.match(`forbidden: User\s+\\?"system:serviceaccount:[^"\\]+\\?"\s+cannot`, program_output)
 }
 
 _said contains "crash.dns-forwarding-loop" if {
