@@ -622,12 +622,17 @@ crash_loop if _crash_loop_backoff
 crash_loop if {
 	_restarted_count
 	is_number(exit_code)
+	not _container_lost
 }
 
 crash_loop if {
 	_restarted_count
 	is_string(termination_reason)
+	not _container_lost
 }
+
+# A container the runtime lost track of did not exit on its own.
+_container_lost if termination_reason == "ContainerStatusUnknown"
 
 _restarted_count if crashing_container.restartCount > 0
 
