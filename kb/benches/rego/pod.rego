@@ -1144,9 +1144,9 @@ image_ref := i if {
 	i := image_container.image
 	is_string(i)
 } else := i if {
-	m := last_message([e | some e in events; regex.match(`^(Failed to pull image|Back-off pulling image|Failed to apply default image tag|Failed to inspect image|Container image) "`, e.message)])
+	m := last_message([e | some e in events; regex.match(`^(Failed to pull image|Back-off pulling image|Failed to apply default image tag|Failed to inspect image|Container image) ["“]`, e.message)])
 	is_string(m)
-	i := regex.find_all_string_submatch_n(`image (?:tag )?"([^"]+)"`, m, 1)[0][1]
+	i := regex.find_all_string_submatch_n(`image (?:tag )?["“]([^"”]+)["”]`, m, 1)[0][1]
 }
 
 image_pull_policy := p if {
