@@ -293,9 +293,10 @@ fn kb_eval_only(bencher: Bencher<'_, '_>) {
 /// The bundled rule files the three symptoms need, without their tests: pod.kb (shared
 /// facts), the three symptoms' files, and hook-failure.kb and error.kb, whose facts and
 /// causes crash-loop.kb reads (so two more symptoms come along: five of the twenty-two);
-/// of container-creating.kb, only the cause of a broken runtime, which image-pull.kb names,
-/// and of terminating.kb, only the kubelet's log (with the ids its command names), which
-/// hook-failure.kb reads.
+/// of container-creating.kb, only the cause of a broken runtime, which image-pull.kb names;
+/// of terminating.kb, only the kubelet's log (with the ids its command names), which
+/// hook-failure.kb reads; and of init-failure.kb, only the facts that name a failing init
+/// container, which the fix of a forbidden API call in error.kb reads.
 fn loaded_three() -> (tempfile::TempDir, Loaded) {
     const FILES: [&str; 6] = [
         "pod.kb",
@@ -305,7 +306,7 @@ fn loaded_three() -> (tempfile::TempDir, Loaded) {
         "hook-failure.kb",
         "error.kb",
     ];
-    const DECLARED_ELSEWHERE: [(&str, &[&str]); 2] = [
+    const DECLARED_ELSEWHERE: [(&str, &[&str]); 3] = [
         (
             "container-creating.kb",
             &["cause creating.runtime-broken-install "],
@@ -316,6 +317,20 @@ fn loaded_three() -> (tempfile::TempDir, Loaded) {
                 "fact term_kubelet_log: ",
                 "fact term_pod_uid: ",
                 "fact term_container_id: ",
+            ],
+        ),
+        (
+            "init-failure.kb",
+            &[
+                "fact init_steps: ",
+                "fact init_failed_container: ",
+                "fact init_container_name: ",
+                "fact init_exited_now: ",
+                "fact init_termination_message: ",
+                "fact init_start_refused_event: ",
+                "fact init_log: ",
+                "fact init_output: ",
+                "fact init_forbidden: ",
             ],
         ),
     ];
