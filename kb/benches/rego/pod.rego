@@ -1282,7 +1282,8 @@ _short_name_unresolved if regex.match(`no registries configured while trying to 
 causes contains "image.corrupted" if {
 	image_pull
 	image_waiting_reason == "ImageInspectError"
-	not regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon|Id or size of image "[^"]*" is not set|no registries configured|short-name`, image_error)
+	not regex.match(`\.sock|code = Unavailable|Cannot connect to the Docker daemon|Id or size of image "[^"]*" is not set`, image_error)
+	not _short_name_unresolved
 }
 
 causes contains "image.registry-unreachable" if {
